@@ -1,0 +1,101 @@
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auth.h"
+#include "crypto.h"
+#include "log.h"
+
+#define SCHEME "API-KEY"
+
+static const char key_chars[] =
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+
+enum err
+auth_parse(const char *header, const char **key, size_t *keylen)
+{
+	size_t n = strlen(SCHEME), len;
+
+	if (header == NULL || strncasecmp(header, SCHEME, n) != 0 || header[n] != ' ')
+		return ERR_AUTH;
+	header += n + 1;
+	len = strlen(header);
+	if (len == 0 || len > AUTH_KEY_MAX || strspn(header, key_chars) != len)
+		return ERR_AUTH;
+	*key = header;
+	*keylen = len;
+	return ERR_OK;
+}
+
+int
+auth_digest(const char *key, size_t keylen, char *digest)
+{
+	unsigned char md[CRYPTO_SHA256_LEN];
+
+	if (crypto_sha256(key, keylen, md) != 0)
+		return -1;
+	digest[0] = '\\';
+	digest[1] = 'x';
+	crypto_hex(md, sizeof(md), digest + 2);
+	return 0;
+}
+
+int
+auth_new_key(const char *env_prefix, char *key, char *digest)
+{
+	unsigned char raw[AUTH_KEY_RANDOM_BYTES];
+	size_t n = strlen(env_prefix);
+
+	if (crypto_random(raw, sizeof(raw)) != 0)
+		return -1;
+	memcpy(key, env_prefix, n);
+	crypto_hex(raw, sizeof(raw), key + n);
+	return auth_digest(key, strlen(key), digest);
+}
+
+bool
+auth_request(struct app *app, struct req *req, const char *detail)
+{
+	static const char *const env_word[CONFIG_ENV__MAX] = {
+		"sandbox",    /* CONFIG_SANDBOX */
+		"production", /* CONFIG_PRODUCTION */
+	};
+	const char *prefix = config_key_prefix(&app->cfg), *key = NULL;
+	const char *params[2];
+	char digest[2 + 2 * CRYPTO_SHA256_LEN + 1];
+	PGresult *r = NULL;
+	size_t keylen = 0;
+	enum err e;
+	bool ok = false;
+
+	if (auth_parse(req->authorization, &key, &keylen) != ERR_OK ||
+	    strncmp(key, prefix, strlen(prefix)) != 0) {
+		req_deny(req, detail);
+		goto out;
+	}
+	/* Only the digest reaches the database and the lookup is by index: no key text is compared. */
+	if (auth_digest(key, keylen, digest) != 0) {
+		req_fail(req, 500, "internal error");
+		goto out;
+	}
+	params[0] = digest;
+	params[1] = env_word[app->cfg.environment];
+	if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
+		req_fail(req, err_http_status(e), e == ERR_UNAVAILABLE ?
+		    "service temporarily unavailable; retry later" : "internal error");
+		goto out;
+	}
+	if (PQntuples(r) != 1) {
+		req_deny(req, detail);
+		goto out;
+	}
+	req->merchant_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, 2))) == NULL) {
+		req_fail(req, 500, "internal error");
+		goto out;
+	}
+	ok = true;
+out:
+	PQclear(r);
+	return ok;
+}

@@ -1,0 +1,200 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ini.h>
+
+#include "config.h"
+#include "money.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/share/marketpay"
+#endif
+
+#define OFF(f) offsetof(struct config, f)
+
+const struct config_key config_keys[] = {
+	{ "environment",         CONFIG_ENV,   OFF(environment), 0, 0, "sandbox" },
+	{ "database",            CONFIG_STR,   OFF(database), 0, 0, "dbname=marketpay" },
+	{ "checkout_base_url",   CONFIG_STR,   OFF(checkout_base_url), 0, 0, "http://127.0.0.1:8080" },
+	{ "currency",            CONFIG_STR,   OFF(currency), 0, 0, "AFN" },
+	{ "session_lifetime",    CONFIG_LONG,  OFF(session_lifetime), 60, 7 * 86400, "1800" },
+	{ "max_amount",          CONFIG_MONEY, OFF(max_amount), 0, 0, "999999999.99" },
+	{ "max_body_bytes",      CONFIG_LONG,  OFF(max_body_bytes), 1024, 16 << 20, "262144" },
+	{ "max_items",           CONFIG_LONG,  OFF(max_items), 1, 10000, "100" },
+	{ "idempotency_wait_ms", CONFIG_LONG,  OFF(idempotency_wait_ms), 1, 600000, "5000" },
+	{ "idempotency_ttl",     CONFIG_LONG,  OFF(idempotency_ttl), 60, 30 * 86400, "86400" },
+	{ "log_file",            CONFIG_STR,   OFF(log_file), 0, 0, "stderr" },
+	{ "log_level",           CONFIG_STR,   OFF(log_level), 0, 0, "info" },
+	{ "sql_dir",             CONFIG_STR,   OFF(sql_dir), 0, 0, PKGDATADIR "/sql" },
+};
+
+const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
+
+static const char *const env_name[CONFIG_ENV__MAX] = {
+	"sandbox",     /* CONFIG_SANDBOX */
+	"production",  /* CONFIG_PRODUCTION */
+};
+
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };
+
+static int
+set_value(struct config *c, const struct config_key *k, const char *value, char *err,
+    size_t errlen)
+{
+	char *base = (char *)c, *end = NULL, *copy;
+	long n;
+	int64_t minor;
+	int i;
+
+	switch (k->kind) {
+	case CONFIG_STR:
+		if ((copy = strdup(value)) == NULL) {
+			snprintf(err, errlen, "%s: out of memory", k->name);
+			return -1;
+		}
+		free(*(char **)(base + k->offset));
+		*(char **)(base + k->offset) = copy;
+		return 0;
+	case CONFIG_LONG:
+		errno = 0;
+		n = strtol(value, &end, 10);
+		if (errno != 0 || end == value || *end != '\0' || n < k->min || n > k->max) {
+			snprintf(err, errlen, "%s must be a whole number from %ld to %ld", k->name,
+			    k->min, k->max);
+			return -1;
+		}
+		*(long *)(base + k->offset) = n;
+		return 0;
+	case CONFIG_MONEY:
+		if (money_parse(value, strlen(value), INT64_MAX / 1000, &minor) != MONEY_OK) {
+			snprintf(err, errlen, "%s must be an amount above 0 with at most two decimals",
+			    k->name);
+			return -1;
+		}
+		*(int64_t *)(base + k->offset) = minor;
+		return 0;
+	case CONFIG_ENV:
+		for (i = 0; i < CONFIG_ENV__MAX; i++)
+			if (strcmp(value, env_name[i]) == 0) {
+				*(enum config_env *)(base + k->offset) = (enum config_env)i;
+				return 0;
+			}
+		snprintf(err, errlen, "%s must be sandbox or production", k->name);
+		return -1;
+	default:
+		snprintf(err, errlen, "%s: unknown kind", k->name);
+		return -1;
+	}
+}
+
+int
+config_set(struct config *c, const char *name, const char *value, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < config_nkeys; i++)
+		if (strcmp(config_keys[i].name, name) == 0)
+			return set_value(c, &config_keys[i], value, err, errlen);
+	snprintf(err, errlen, "unknown key %s", name);
+	return -1;
+}
+
+struct load_ctx {
+	struct config *c;
+	char *err;
+	size_t errlen;
+};
+
+static int
+on_ini(void *user, const char *section, const char *name, const char *value)
+{
+	struct load_ctx *ctx = user;
+
+	/* One flat namespace: keys outside a section or under [marketpay]. */
+	if (section[0] != '\0' && strcmp(section, "marketpay") != 0) {
+		snprintf(ctx->err, ctx->errlen, "unknown section [%s]", section);
+		return 0;
+	}
+	return config_set(ctx->c, name, value, ctx->err, ctx->errlen) == 0;
+}
+
+static int
+check_values(struct config *c, char *err, size_t errlen)
+{
+	size_t n, i;
+
+	for (i = 0; log_levels[i] != NULL; i++)
+		if (strcmp(c->log_level, log_levels[i]) == 0)
+			break;
+	if (log_levels[i] == NULL) {
+		snprintf(err, errlen, "log_level must be error, warn, info or debug");
+		return -1;
+	}
+	if (strlen(c->currency) != 3 || strspn(c->currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3) {
+		snprintf(err, errlen, "currency must be a three-letter ISO 4217 code such as AFN");
+		return -1;
+	}
+	n = strlen(c->checkout_base_url);
+	while (n > 0 && c->checkout_base_url[n - 1] == '/')
+		c->checkout_base_url[--n] = '\0';
+	if (strncmp(c->checkout_base_url, "http://", 7) != 0 &&
+	    strncmp(c->checkout_base_url, "https://", 8) != 0) {
+		snprintf(err, errlen, "checkout_base_url must start with http:// or https://");
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_load(struct config *c, const char *path, char *err, size_t errlen)
+{
+	struct load_ctx ctx = { c, err, errlen };
+	char inner[256] = "";
+	size_t i;
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < config_nkeys; i++)
+		if (set_value(c, &config_keys[i], config_keys[i].def, err, errlen) != 0)
+			return -1;
+	if (path == NULL)
+		path = getenv("MARKETPAY_CONFIG");
+	if (path == NULL || path[0] == '\0')
+		path = CONFIG_DEFAULT_PATH;
+	ctx.err = inner;
+	ctx.errlen = sizeof(inner);
+	rc = ini_parse(path, on_ini, &ctx);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	if (rc > 0) {
+		snprintf(err, errlen, "%s:%d: %s", path, rc, inner[0] ? inner : "syntax error");
+		return -1;
+	}
+	if (check_values(c, inner, sizeof(inner)) != 0) {
+		snprintf(err, errlen, "%s: %s", path, inner);
+		return -1;
+	}
+	return 0;
+}
+
+void
+config_free(struct config *c)
+{
+	size_t i;
+
+	for (i = 0; i < config_nkeys; i++)
+		if (config_keys[i].kind == CONFIG_STR) {
+			free(*(char **)((char *)c + config_keys[i].offset));
+			*(char **)((char *)c + config_keys[i].offset) = NULL;
+		}
+}
+
+const char *
+config_key_prefix(const struct config *c)
+{
+	return c->environment == CONFIG_PRODUCTION ? "mp_live_" : "mp_test_";
+}

@@ -1,0 +1,46 @@
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+PGresult *
+ctl_exec(struct ctl *c, const char *what, const char *sql, int n, const char *const *params)
+{
+	PGresult *r = PQexecParams(c->conn, sql, n, NULL, params, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(r);
+
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+		return r;
+	fprintf(stderr, "marketpayctl: %s: %s", what, PQresultErrorMessage(r));
+	PQclear(r);
+	return NULL;
+}
+
+int
+ctl_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("marketpayctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int
+ctl_is_id(const char *s)
+{
+	char *end = NULL;
+	long long v;
+
+	if (s == NULL || s[0] < '1' || s[0] > '9')
+		return 0;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0' && v > 0;
+}

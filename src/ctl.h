@@ -1,0 +1,34 @@
+#ifndef MP_CTL_H
+#define MP_CTL_H
+
+#include <libpq-fe.h>
+
+#include "config.h"
+
+/* What every marketpayctl command gets: the config and an open connection. */
+struct ctl {
+	struct config cfg;
+	PGconn *conn;
+};
+
+/*
+ * Runs sql with n text parameters. Returns the result (caller PQclears), or NULL after
+ * printing "marketpayctl: <what>: <database message>" on stderr.
+ */
+PGresult *ctl_exec(struct ctl *c, const char *what, const char *sql, int n,
+    const char *const *params);
+
+/* Prints "marketpayctl: <message>" on stderr; returns 1 (the exit status for failures). */
+int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when s is a positive decimal integer that fits in int64. */
+int ctl_is_id(const char *s);
+
+/* Commands: argv[0] is the first word after the command's own name(s). Return exit status. */
+int ctl_db_migrate(struct ctl *c, int argc, char **argv);
+int ctl_merchant_create(struct ctl *c, int argc, char **argv);
+int ctl_key_create(struct ctl *c, int argc, char **argv);
+int ctl_key_revoke(struct ctl *c, int argc, char **argv);
+int ctl_key_list(struct ctl *c, int argc, char **argv);
+
+#endif

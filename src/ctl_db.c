@@ -1,0 +1,137 @@
+/* marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl.h"
+
+#define MAX_MIGRATIONS 1000
+
+static int
+is_migration(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 8 && strspn(name, "0123456789") == 3 && name[3] == '_' &&
+	    strcmp(name + n - 4, ".sql") == 0;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char *buf = NULL;
+	long len;
+
+	if (fp == NULL)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (len = ftell(fp)) >= 0 && fseek(fp, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)len + 1)) != NULL) {
+		if (fread(buf, 1, (size_t)len, fp) != (size_t)len) {
+			free(buf);
+			buf = NULL;
+		} else
+			buf[len] = '\0';
+	}
+	fclose(fp);
+	return buf;
+}
+
+static int
+apply(struct ctl *c, const char *dir, const char *name)
+{
+	char path[4096], *sql = NULL;
+	const char *p[1] = { name };
+	PGresult *r = NULL;
+	int rc = 1;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if ((sql = slurp(path)) == NULL)
+		return ctl_fail("%s: cannot read", path);
+	if ((r = ctl_exec(c, name, "BEGIN", 0, NULL)) == NULL)
+		goto out;
+	PQclear(r);
+	/* A migration file is ours, not user data: it runs as the text it is. */
+	r = PQexec(c->conn, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "marketpayctl: %s: %s", name, PQresultErrorMessage(r));
+		goto out;
+	}
+	PQclear(r);
+	if ((r = ctl_exec(c, name, "INSERT INTO schema_migrations (version) VALUES ($1)", 1,
+	    p)) == NULL)
+		goto out;
+	PQclear(r);
+	if ((r = ctl_exec(c, name, "COMMIT", 0, NULL)) == NULL)
+		goto out;
+	printf("%s\n", name);
+	rc = 0;
+out:
+	if (rc != 0)
+		PQclear(PQexec(c->conn, "ROLLBACK"));
+	PQclear(r);
+	free(sql);
+	return rc;
+}
+
+static int
+applied(struct ctl *c, const char *name, int *yes)
+{
+	const char *p[1] = { name };
+	PGresult *r = ctl_exec(c, "schema_migrations",
+	    "SELECT 1 FROM schema_migrations WHERE version = $1", 1, p);
+
+	if (r == NULL)
+		return -1;
+	*yes = PQntuples(r) > 0;
+	PQclear(r);
+	return 0;
+}
+
+int
+ctl_db_migrate(struct ctl *c, int argc, char **argv)
+{
+	const char *dir = c->cfg.sql_dir;
+	char *names[MAX_MIGRATIONS];
+	struct dirent *de;
+	size_t n = 0, i;
+	PGresult *r;
+	DIR *d = NULL;
+	int rc = 1, yes;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl db migrate");
+	if ((d = opendir(dir)) == NULL)
+		return ctl_fail("%s: cannot open migrations directory", dir);
+	while ((de = readdir(d)) != NULL && n < MAX_MIGRATIONS)
+		if (is_migration(de->d_name) && (names[n] = strdup(de->d_name)) != NULL)
+			n++;
+	closedir(d);
+	qsort(names, n, sizeof(names[0]), by_name);
+	/* Two migrators at once would race; the session lock serialises them. */
+	if ((r = ctl_exec(c, "lock", "SELECT pg_advisory_lock(7200)", 0, NULL)) == NULL)
+		goto out;
+	PQclear(r);
+	if ((r = ctl_exec(c, "schema_migrations",
+	    "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY,"
+	    " applied_at timestamptz NOT NULL DEFAULT now())", 0, NULL)) == NULL)
+		goto out;
+	PQclear(r);
+	for (i = 0; i < n; i++) {
+		if (applied(c, names[i], &yes) != 0 || (!yes && apply(c, dir, names[i]) != 0))
+			goto out;
+	}
+	rc = 0;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}

@@ -1,0 +1,250 @@
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db.h"
+#include "log.h"
+
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 5000
+
+struct stmt {
+	const char *name;
+	const char *sql;
+};
+
+/* The only SQL the workers send, apart from BEGIN/COMMIT/ROLLBACK. Indexed by enum db_stmt. */
+static const struct stmt stmts[DB_STMT__MAX] = {
+	/* DB_HEALTH */
+	{ "health", "SELECT 1" },
+	/* DB_AUTH_KEY: $1 digest (bytea hex), $2 environment */
+	{ "auth_key",
+	  "SELECT k.merchant_id, m.name, m.currency FROM api_keys k"
+	  " JOIN merchants m ON m.id = k.merchant_id"
+	  " WHERE k.digest = $1::bytea AND k.environment = $2"
+	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
+	/* DB_SESSION_CREATE: see mp_create_session in sql/ */
+	{ "session_create",
+	  "SELECT id, mp_iso(expires_at) FROM mp_create_session($1::bigint, $2::bigint, $3, $4,"
+	  " $5, $6, $7, $8::int, $9::jsonb)" },
+	/* DB_SESSION_GET: $1 session id, $2 merchant id */
+	{ "session_get",
+	  "SELECT id, mp_session_status(status, expires_at), amount, currency, user_id, email,"
+	  " redirect_success_url, redirect_failure_url, mp_iso(created_at), mp_iso(expires_at)"
+	  " FROM payment_sessions WHERE id = $1::uuid AND merchant_id = $2" },
+	/* DB_SESSION_ITEMS: $1 session id */
+	{ "session_items",
+	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"
+	  " ORDER BY position" },
+	/* DB_LOCK_TIMEOUT: $1 milliseconds, for this transaction only */
+	{ "lock_timeout", "SELECT set_config('lock_timeout', $1 || 'ms', true)" },
+	/* DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends */
+	{ "idem_lock",
+	  "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201))" },
+	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds */
+	{ "idem_get",
+	  "SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys"
+	  " WHERE merchant_id = $1 AND key = $2"
+	  " AND created_at > now() - make_interval(secs => $3::int)" },
+	/* DB_IDEM_PUT: $1 merchant, $2 key, $3 hash (bytea hex), $4 status, $5 body */
+	{ "idem_put",
+	  "INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body)"
+	  " VALUES ($1, $2, $3::bytea, $4, $5) ON CONFLICT (merchant_id, key) DO UPDATE"
+	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
+	  " body = EXCLUDED.body, created_at = now()" },
+};
+
+struct db {
+	char *conninfo;
+	PGconn *conn;
+	struct timespec next_try;
+	long backoff_ms;
+	const char *reqid;
+};
+
+struct db *
+db_new(const char *conninfo)
+{
+	struct db *db = calloc(1, sizeof(*db));
+
+	if (db == NULL)
+		return NULL;
+	if ((db->conninfo = strdup(conninfo)) == NULL) {
+		free(db);
+		return NULL;
+	}
+	db->backoff_ms = BACKOFF_MIN_MS;
+	return db;
+}
+
+void
+db_free(struct db *db)
+{
+	if (db == NULL)
+		return;
+	PQfinish(db->conn);
+	free(db->conninfo);
+	free(db);
+}
+
+void
+db_set_reqid(struct db *db, const char *reqid)
+{
+	db->reqid = reqid;
+}
+
+static void
+drop(struct db *db)
+{
+	PQfinish(db->conn);
+	db->conn = NULL;
+}
+
+static int
+prepare_all(struct db *db)
+{
+	PGresult *r;
+	int i, ok;
+
+	for (i = 0; i < DB_STMT__MAX; i++) {
+		r = PQprepare(db->conn, stmts[i].name, stmts[i].sql, 0, NULL);
+		ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+		if (!ok)
+			log_msg(LOG_LVL_ERROR, db->reqid, "prepare %s: %s", stmts[i].name,
+			    PQerrorMessage(db->conn));
+		PQclear(r);
+		if (!ok)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+schedule_retry(struct db *db)
+{
+	clock_gettime(CLOCK_MONOTONIC, &db->next_try);
+	db->next_try.tv_sec += db->backoff_ms / 1000;
+	db->next_try.tv_nsec += (db->backoff_ms % 1000) * 1000000L;
+	if (db->next_try.tv_nsec >= 1000000000L) {
+		db->next_try.tv_sec++;
+		db->next_try.tv_nsec -= 1000000000L;
+	}
+	db->backoff_ms = db->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : db->backoff_ms * 2;
+}
+
+static bool
+too_early(const struct db *db)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec < db->next_try.tv_sec ||
+	    (now.tv_sec == db->next_try.tv_sec && now.tv_nsec < db->next_try.tv_nsec);
+}
+
+bool
+db_ready(struct db *db)
+{
+	/* Reading pending input notices a server that closed the connection while we idled. */
+	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK &&
+	    PQconsumeInput(db->conn) == 1 && PQstatus(db->conn) == CONNECTION_OK)
+		return true;
+	if (db->conn != NULL) {
+		log_msg(LOG_LVL_WARN, db->reqid, "database connection lost; reconnecting");
+		drop(db);
+	}
+	if (too_early(db))
+		return false;
+	db->conn = PQconnectdb(db->conninfo);
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		log_msg(LOG_LVL_ERROR, db->reqid, "database connect failed: %s",
+		    PQerrorMessage(db->conn));
+		goto fail;
+	}
+	if (prepare_all(db) != 0)
+		goto fail;
+	db->backoff_ms = BACKOFF_MIN_MS;
+	return true;
+fail:
+	drop(db);
+	schedule_retry(db);
+	return false;
+}
+
+static enum err
+classify(struct db *db, PGresult *r, const char *what)
+{
+	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
+		log_msg(LOG_LVL_ERROR, db->reqid, "%s: connection lost: %s", what,
+		    db->conn ? PQerrorMessage(db->conn) : "");
+		/* Reconnect on the next request without waiting out a back-off. */
+		drop(db);
+		return ERR_UNAVAILABLE;
+	}
+	if (state != NULL && strcmp(state, "55P03") == 0)
+		return ERR_CONFLICT;
+	log_msg(LOG_LVL_ERROR, db->reqid, "%s: %s %s", what, state ? state : "-",
+	    PQresultErrorMessage(r));
+	return ERR_DB;
+}
+
+PGresult *
+db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e)
+{
+	PGresult *r;
+	ExecStatusType st;
+
+	if (db->conn == NULL) {
+		*e = ERR_UNAVAILABLE;
+		return NULL;
+	}
+	r = PQexecPrepared(db->conn, stmts[s].name, n, params, NULL, NULL, 0);
+	st = PQresultStatus(r);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+		*e = ERR_OK;
+		return r;
+	}
+	*e = classify(db, r, stmts[s].name);
+	PQclear(r);
+	return NULL;
+}
+
+static enum err
+simple(struct db *db, const char *sql)
+{
+	PGresult *r;
+	enum err e = ERR_OK;
+
+	if (db->conn == NULL)
+		return ERR_UNAVAILABLE;
+	r = PQexec(db->conn, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		e = classify(db, r, sql);
+	else if (strcmp(sql, "COMMIT") == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+		/* COMMIT of a transaction that already failed answers ROLLBACK. */
+		log_msg(LOG_LVL_ERROR, db->reqid, "COMMIT rolled back");
+		e = ERR_DB;
+	}
+	PQclear(r);
+	return e;
+}
+
+enum err
+db_begin(struct db *db)
+{
+	return simple(db, "BEGIN");
+}
+
+enum err
+db_commit(struct db *db)
+{
+	return simple(db, "COMMIT");
+}
+
+enum err
+db_rollback(struct db *db)
+{
+	return simple(db, "ROLLBACK");
+}

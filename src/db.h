@@ -1,0 +1,54 @@
+#ifndef MP_DB_H
+#define MP_DB_H
+
+#include <stdbool.h>
+
+#include <libpq-fe.h>
+
+#include "err.h"
+
+/* Every statement the workers run, prepared once per connection (see the table in db.c). */
+enum db_stmt {
+	DB_HEALTH,
+	DB_AUTH_KEY,
+	DB_SESSION_CREATE,
+	DB_SESSION_GET,
+	DB_SESSION_ITEMS,
+	DB_LOCK_TIMEOUT,
+	DB_IDEM_LOCK,
+	DB_IDEM_GET,
+	DB_IDEM_PUT,
+	DB_STMT__MAX
+};
+
+struct db;
+
+/* A handle that connects lazily to conninfo. Returns NULL on ENOMEM. Free with db_free. */
+struct db *db_new(const char *conninfo);
+
+/* Closes the connection and frees db (NULL is fine). */
+void db_free(struct db *db);
+
+/*
+ * True when the connection is up and its statements are prepared. A broken connection is
+ * dropped and re-opened, at most once per back-off interval (100 ms doubling to 5 s), so
+ * requests meanwhile fail fast with 503 instead of piling up.
+ */
+bool db_ready(struct db *db);
+
+/*
+ * Runs a prepared statement with n text parameters (NULL = SQL NULL). Returns the result
+ * (caller PQclears) with *e = ERR_OK, or NULL with *e = ERR_UNAVAILABLE (connection lost),
+ * ERR_CONFLICT (lock timeout) or ERR_DB; the database's message goes to the log.
+ */
+PGresult *db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e);
+
+/* BEGIN, COMMIT, ROLLBACK: ERR_OK or the error as db_run. ROLLBACK is harmless outside one. */
+enum err db_begin(struct db *db);
+enum err db_commit(struct db *db);
+enum err db_rollback(struct db *db);
+
+/* The request id that db log lines carry (owned by the caller; NULL = none). */
+void db_set_reqid(struct db *db, const char *reqid);
+
+#endif

@@ -1,0 +1,181 @@
+/* The only file that includes fcgiapp.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcgiapp.h>
+
+#include "crypto.h"
+#include "err.h"
+#include "fcgi.h"
+
+struct fcgi {
+	FCGX_Request r;
+	int accepted;
+};
+
+struct fcgi *
+fcgi_new(void)
+{
+	struct fcgi *f;
+
+	if (FCGX_Init() != 0)
+		return NULL;
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return NULL;
+	/* FAIL_ACCEPT_ON_INTR: a signal interrupts accept, so SIGTERM ends an idle worker. */
+	if (FCGX_InitRequest(&f->r, 0, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void
+fcgi_free(struct fcgi *f)
+{
+	if (f == NULL)
+		return;
+	FCGX_Free(&f->r, 1);
+	free(f);
+}
+
+int
+fcgi_accept(struct fcgi *f)
+{
+	if (FCGX_Accept_r(&f->r) < 0)
+		return -1;
+	f->accepted = 1;
+	return 0;
+}
+
+void
+fcgi_shutdown(void)
+{
+	FCGX_ShutdownPending();
+}
+
+static char *
+param(struct fcgi *f, const char *name)
+{
+	const char *v = FCGX_GetParam(name, f->r.envp);
+
+	return v == NULL ? NULL : strdup(v);
+}
+
+static int
+read_body(struct fcgi *f, struct req *req, long max_body)
+{
+	const char *cl = FCGX_GetParam("CONTENT_LENGTH", f->r.envp);
+	char *end = NULL;
+	long n;
+	int got;
+
+	if (cl == NULL || cl[0] == '\0') {
+		req->length = REQ_LENGTH_NONE;
+		return 0;
+	}
+	errno = 0;
+	n = strtol(cl, &end, 10);
+	if (errno != 0 || *end != '\0' || n < 0 || cl[0] < '0' || cl[0] > '9') {
+		req->length = REQ_LENGTH_BAD;
+		return 0;
+	}
+	if (n > max_body) {
+		req->length = REQ_LENGTH_TOOBIG;
+		return 0;
+	}
+	if ((req->body = malloc((size_t)n + 1)) == NULL)
+		return -1;
+	got = n > 0 ? FCGX_GetStr(req->body, (int)n, f->r.in) : 0;
+	req->body[got < 0 ? 0 : got] = '\0';
+	req->body_len = got < 0 ? 0 : (size_t)got;
+	req->length = (long)req->body_len == n ? REQ_LENGTH_OK : REQ_LENGTH_SHORT;
+	return 0;
+}
+
+static char *
+new_request_id(void)
+{
+	unsigned char raw[16];
+	char *hex = malloc(33);
+
+	if (hex == NULL || crypto_random(raw, sizeof(raw)) != 0) {
+		free(hex);
+		return NULL;
+	}
+	crypto_hex(raw, sizeof(raw), hex);
+	return hex;
+}
+
+struct req *
+fcgi_read(struct fcgi *f, long max_body)
+{
+	struct req *req = calloc(1, sizeof(*req));
+	const char *uri, *q, *rid;
+
+	if (req == NULL)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &req->start);
+	req->method = param(f, "REQUEST_METHOD");
+	/* DOCUMENT_URI is nginx's normalised path; REQUEST_URI is the raw one with the query. */
+	uri = FCGX_GetParam("DOCUMENT_URI", f->r.envp);
+	if (uri == NULL)
+		uri = FCGX_GetParam("SCRIPT_NAME", f->r.envp);
+	if (uri == NULL)
+		uri = "/";
+	req->path = strdup(uri);
+	q = FCGX_GetParam("QUERY_STRING", f->r.envp);
+	req->query = strdup(q ? q : "");
+	req->content_type = param(f, "CONTENT_TYPE");
+	req->authorization = param(f, "HTTP_AUTHORIZATION");
+	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
+	rid = FCGX_GetParam("REQUEST_ID", f->r.envp);
+	req->request_id = rid != NULL && rid[0] != '\0' && strlen(rid) <= 64 &&
+	    strspn(rid, "0123456789abcdefABCDEF-") == strlen(rid) ? strdup(rid) : new_request_id();
+	if (req->method == NULL)
+		req->method = strdup("GET");
+	if (req->method == NULL || req->path == NULL || req->query == NULL ||
+	    req->request_id == NULL || read_body(f, req, max_body) != 0) {
+		req_free(req);
+		return NULL;
+	}
+	return req;
+}
+
+/* libfcgi's own printf knows few conversions (no %zu): format with snprintf, then put. */
+static void
+put(struct fcgi *f, const char *name, const char *value)
+{
+	char line[4096];
+	int n = snprintf(line, sizeof(line), "%s: %s\r\n", name, value);
+
+	if (n > 0 && (size_t)n < sizeof(line))
+		FCGX_PutStr(line, n, f->r.out);
+}
+
+void
+fcgi_finish(struct fcgi *f, const struct req *req)
+{
+	char num[64];
+	int status = req->status ? req->status : 500;
+	size_t i;
+
+	if (!f->accepted)
+		return;
+	snprintf(num, sizeof(num), "%d %s", status, err_reason(status));
+	put(f, "Status", num);
+	put(f, "Request-Id", req->request_id ? req->request_id : "-");
+	for (i = 0; i < req->nheaders; i++)
+		put(f, req->headers[i].name, req->headers[i].value);
+	snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
+	if (req->resp != NULL)
+		put(f, "Content-Type", req->content_type_out);
+	put(f, "Content-Length", num);
+	FCGX_PutStr("\r\n", 2, f->r.out);
+	if (req->resp != NULL)
+		FCGX_PutStr(req->resp, (int)req->resp_len, f->r.out);
+	FCGX_Finish_r(&f->r);
+	f->accepted = 0;
+}

@@ -1,0 +1,92 @@
+/* marketpayctl: the operator's command line. argv, config, connect, dispatch, exit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+
+struct command {
+	const char *noun;
+	const char *verb;
+	int (*run)(struct ctl *, int, char **);
+	const char *usage;
+};
+
+static const struct command commands[] = {
+	{ "db", "migrate", ctl_db_migrate, "db migrate" },
+	{ "merchant", "create", ctl_merchant_create,
+	  "merchant create --name NAME [--currency CODE] [--webhook-url URL]" },
+	{ "key", "create", ctl_key_create, "key create MERCHANT_ID" },
+	{ "key", "revoke", ctl_key_revoke, "key revoke KEY_PREFIX_OR_ID" },
+	{ "key", "list", ctl_key_list, "key list MERCHANT_ID" },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void
+usage(void)
+{
+	size_t i;
+
+	fprintf(stderr, "usage: marketpayctl [-c config] [-S sql_dir] command ...\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(stderr, "       marketpayctl %s\n", commands[i].usage);
+	exit(2);
+}
+
+static void
+quiet(void *arg, const char *message)
+{
+	/* NOTICEs such as "relation already exists, skipping" are not the operator's business. */
+	(void)arg;
+	(void)message;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct command *cmd = NULL;
+	const char *path = NULL, *sql_dir = NULL;
+	struct ctl c;
+	char err[512];
+	size_t i;
+	int ch, rc = 1;
+
+	memset(&c, 0, sizeof(c));
+	while ((ch = getopt(argc, argv, "+c:S:")) != -1) {
+		switch (ch) {
+		case 'c': path = optarg; break;
+		case 'S': sql_dir = optarg; break;
+		default: usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 2)
+		usage();
+	for (i = 0; i < NCOMMANDS && cmd == NULL; i++)
+		if (strcmp(argv[0], commands[i].noun) == 0 && strcmp(argv[1], commands[i].verb) == 0)
+			cmd = &commands[i];
+	if (cmd == NULL)
+		usage();
+	if (config_load(&c.cfg, path, err, sizeof(err)) != 0) {
+		fprintf(stderr, "marketpayctl: %s\n", err);
+		goto out;
+	}
+	if (sql_dir != NULL && config_set(&c.cfg, "sql_dir", sql_dir, err, sizeof(err)) != 0) {
+		fprintf(stderr, "marketpayctl: %s\n", err);
+		goto out;
+	}
+	c.conn = PQconnectdb(c.cfg.database);
+	if (PQstatus(c.conn) != CONNECTION_OK) {
+		fprintf(stderr, "marketpayctl: database: %s", PQerrorMessage(c.conn));
+		goto out;
+	}
+	PQsetNoticeProcessor(c.conn, quiet, NULL);
+	rc = cmd->run(&c, argc - 2, argv + 2);
+out:
+	PQfinish(c.conn);
+	config_free(&c.cfg);
+	return rc;
+}

@@ -1,0 +1,129 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "json.h"
+#include "req.h"
+
+void
+req_free(struct req *req)
+{
+	size_t i;
+
+	if (req == NULL)
+		return;
+	free(req->method);
+	free(req->path);
+	free(req->query);
+	free(req->content_type);
+	free(req->authorization);
+	free(req->idempotency_key);
+	free(req->request_id);
+	free(req->body);
+	free(req->merchant_currency);
+	free(req->content_type_out);
+	free(req->resp);
+	for (i = 0; i < req->nheaders; i++) {
+		free(req->headers[i].name);
+		free(req->headers[i].value);
+	}
+	free(req);
+}
+
+int
+req_reply(struct req *req, int status, const char *content_type, const char *body, size_t len)
+{
+	char *copy = malloc(len + 1), *ct = strdup(content_type);
+
+	if (copy == NULL || ct == NULL) {
+		free(copy);
+		free(ct);
+		req->status = 500;
+		return -1;
+	}
+	memcpy(copy, body, len);
+	copy[len] = '\0';
+	free(req->resp);
+	free(req->content_type_out);
+	req->resp = copy;
+	req->resp_len = len;
+	req->content_type_out = ct;
+	req->status = status;
+	return 0;
+}
+
+int
+req_reply_json(struct req *req, int status, struct json_object *obj)
+{
+	const char *text = json_text(obj);
+
+	if (text == NULL) {
+		req->status = 500;
+		return -1;
+	}
+	return req_reply(req, status, "application/json", text, strlen(text));
+}
+
+static void
+reply_one(struct req *req, int status, const char *key, struct json_object *extra,
+    const char *text)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL || (extra != NULL && json_add(o, "success", extra) != 0) ||
+	    json_add(o, key, json_object_new_string(text)) != 0 ||
+	    req_reply_json(req, status, o) != 0)
+		req->status = 500;
+	json_object_put(o);
+}
+
+void
+req_fail(struct req *req, int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	reply_one(req, status, "message", json_object_new_boolean(0), msg);
+}
+
+void
+req_deny(struct req *req, const char *detail)
+{
+	reply_one(req, 401, "detail", NULL, detail);
+}
+
+int
+req_add_header(struct req *req, const char *name, const char *value)
+{
+	struct req_header *h;
+
+	if (req->nheaders == REQ_MAX_HEADERS)
+		return -1;
+	h = &req->headers[req->nheaders];
+	h->name = strdup(name);
+	h->value = strdup(value);
+	if (h->name == NULL || h->value == NULL) {
+		free(h->name);
+		free(h->value);
+		h->name = h->value = NULL;
+		return -1;
+	}
+	req->nheaders++;
+	return 0;
+}
+
+const char *
+req_header_out(const struct req *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nheaders; i++)
+		if (strcasecmp(req->headers[i].name, name) == 0)
+			return req->headers[i].value;
+	return NULL;
+}

@@ -1,0 +1,83 @@
+#ifndef MP_REQ_H
+#define MP_REQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#define REQ_MAX_HEADERS 8
+
+/* Content-Length as the request gave it. */
+enum req_length {
+	REQ_LENGTH_OK = 0,   /* given and read into body */
+	REQ_LENGTH_NONE,     /* absent */
+	REQ_LENGTH_BAD,      /* not a decimal number */
+	REQ_LENGTH_TOOBIG,   /* over max_body_bytes: body not read */
+	REQ_LENGTH_SHORT,    /* the body ended before Content-Length bytes */
+	REQ_LENGTH__MAX
+};
+
+struct req_header {
+	char *name;
+	char *value;
+};
+
+/*
+ * One request and its response. Everything here is owned by the struct and released by
+ * req_free; the request side is a copy of the FastCGI environment, never pointers into it.
+ */
+struct req {
+	/* request */
+	char *method;
+	char *path;            /* without the query string */
+	char *query;
+	char *content_type;    /* NULL when absent */
+	char *authorization;   /* NULL when absent */
+	char *idempotency_key; /* NULL when absent */
+	char *request_id;      /* from nginx's $request_id, or generated */
+	enum req_length length;
+	char *body;            /* NUL-terminated; body_len excludes the NUL */
+	size_t body_len;
+	struct timespec start;
+
+	/* set by routing and auth */
+	const char *param;     /* path parameter, points into path */
+	int64_t merchant_id;   /* 0 = not authenticated */
+	char *merchant_currency;
+
+	/* response */
+	int status;
+	char *content_type_out;
+	char *resp;
+	size_t resp_len;
+	struct req_header headers[REQ_MAX_HEADERS];
+	size_t nheaders;
+};
+
+/* Releases everything req owns, and req itself (NULL is fine). */
+void req_free(struct req *req);
+
+/* Sets the response to a copy of len bytes; returns 0 or -1 on ENOMEM (then a bare 500). */
+int req_reply(struct req *req, int status, const char *content_type, const char *body,
+    size_t len);
+
+/* Sets the response to obj serialized (obj stays the caller's). 0 or -1 on ENOMEM. */
+int req_reply_json(struct req *req, int status, struct json_object *obj);
+
+/* The error body of DESIGN.md section 3: {"success": false, "message": ...}. */
+void req_fail(struct req *req, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The 401 body of spec section 5: {"detail": ...}. */
+void req_deny(struct req *req, const char *detail);
+
+/* Adds a response header (copied); returns 0 or -1 when full or on ENOMEM. */
+int req_add_header(struct req *req, const char *name, const char *value);
+
+/* The value of a response header already added, or NULL. */
+const char *req_header_out(const struct req *req, const char *name);
+
+#endif

@@ -1,0 +1,122 @@
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "auth.h"
+#include "health.h"
+#include "route.h"
+#include "session.h"
+
+struct route {
+	const char *method;
+	const char *path;     /* exact path, or a prefix ending in '/' when param is set */
+	bool param;           /* the rest of the path (one segment) is the handler's parameter */
+	const char *deny;     /* 401 detail text; NULL = no API key needed */
+	bool json_body;       /* the request carries a JSON body */
+	void (*handler)(struct app *, struct req *);
+};
+
+/* The spec (section 5) has the 401 text differ between endpoints. */
+#define DENY_SESSION "Invalid or missing API key."
+
+static const struct route routes[] = {
+	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, true, session_create },
+	{ "GET",  "/api/v1/payment/sessions/",      true,  DENY_SESSION, false, session_get },
+	{ "GET",  "/api/v1/health",                 false, NULL,         false, health_get },
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+static bool
+path_matches(const struct route *r, const char *path, const char **param)
+{
+	size_t n = strlen(r->path);
+
+	if (!r->param)
+		return strcmp(path, r->path) == 0;
+	if (strncmp(path, r->path, n) != 0 || path[n] == '\0' || strchr(path + n, '/') != NULL)
+		return false;
+	*param = path + n;
+	return true;
+}
+
+static bool
+json_content_type(const char *ct)
+{
+	size_t n = strlen("application/json");
+
+	/* "application/json", optionally with parameters such as "; charset=utf-8". */
+	return ct != NULL && strncasecmp(ct, "application/json", n) == 0 &&
+	    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+static bool
+check_body(struct app *app, struct req *req)
+{
+	if (!json_content_type(req->content_type)) {
+		req_fail(req, 415, "Content-Type must be application/json");
+		return false;
+	}
+	switch (req->length) {
+	case REQ_LENGTH_OK:
+		return true;
+	case REQ_LENGTH_NONE:
+		req_fail(req, 411, "Content-Length is required");
+		return false;
+	case REQ_LENGTH_TOOBIG:
+		req_fail(req, 413, "request body must be at most %ld bytes",
+		    app->cfg.max_body_bytes);
+		return false;
+	case REQ_LENGTH_BAD:
+		req_fail(req, 400, "Content-Length must be a decimal number");
+		return false;
+	default:
+		req_fail(req, 400, "request body is shorter than its Content-Length");
+		return false;
+	}
+}
+
+void
+route_dispatch(struct app *app, struct req *req)
+{
+	const struct route *found = NULL;
+	char allow[64] = "";
+	const char *param = NULL;
+	size_t i;
+	bool path_known = false;
+
+	for (i = 0; i < NROUTES && found == NULL; i++) {
+		if (!path_matches(&routes[i], req->path, &param))
+			continue;
+		path_known = true;
+		if (strcmp(routes[i].method, req->method) == 0)
+			found = &routes[i];
+		else {
+			if (allow[0] != '\0')
+				strncat(allow, ", ", sizeof(allow) - strlen(allow) - 1);
+			strncat(allow, routes[i].method, sizeof(allow) - strlen(allow) - 1);
+		}
+	}
+	if (found == NULL && !path_known) {
+		req_fail(req, 404, "no such endpoint");
+		return;
+	}
+	if (found == NULL) {
+		req_add_header(req, "Allow", allow);
+		req_fail(req, 405, "method not allowed here; use %s", allow);
+		return;
+	}
+	req->param = param;
+	if (found->deny != NULL) {
+		if (!db_ready(app->db)) {
+			req_fail(req, 503, "service temporarily unavailable; retry later");
+			return;
+		}
+		if (!auth_request(app, req, found->deny))
+			return;
+	}
+	if (found->json_body && !check_body(app, req))
+		return;
+	found->handler(app, req);
+}

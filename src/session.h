@@ -1,0 +1,37 @@
+#ifndef MP_SESSION_H
+#define MP_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "req.h"
+
+/* A create-session request after validation; strings point into the parsed JSON. */
+struct session_in {
+	const char *email;
+	const char *user_id;
+	const char *success_url;
+	const char *failure_url;
+	struct json_object *items;
+	int64_t amount;            /* sum of item prices, minor units */
+	struct json_object *db_items; /* [{"id","name","price":minor}] for the database; owned */
+};
+
+/*
+ * Validates a create-session body (spec 2.1, 2.2, 8) held in root. Returns true with in
+ * filled (free in->db_items with json_object_put), or false with the field and rule in msg.
+ */
+bool session_validate(struct json_object *root, long max_items, int64_t max_amount,
+    struct session_in *in, char *msg, size_t msglen);
+
+/* POST /api/v1/payment/create-session (spec 4.1). */
+void session_create(struct app *app, struct req *req);
+
+/* GET /api/v1/payment/sessions/{id}: the merchant's own session, else 404. */
+void session_get(struct app *app, struct req *req);
+
+#endif

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Starts or stops a complete marketpay stack in one directory: a PostgreSQL cluster of its
+# own (unix socket only), the migrations, a spawn-fcgi + multiwatch pool of marketpay-fcgi,
+# and nginx on a loopback port. Used by dev/run and by the integration tests.
+#
+#   tests/stack.sh start DIR [PORT]   PORT defaults to a free one; writes DIR/stack.env
+#   tests/stack.sh stop DIR           stops whatever of it runs; safe to call twice
+#
+# Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
+# parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
+# MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=${MP_SRCDIR:-$(dirname "$here")}
+builddir=${MP_BUILDDIR:-.}
+builddir=$(cd "$builddir" && pwd)
+pgbin=${MP_PGBIN:-/usr/lib/postgresql/15/bin}
+
+die() { echo "stack: $*" >&2; exit 1; }
+
+# Run as the postgres user when we are root (PostgreSQL refuses to run as root).
+as_pg() {
+	if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+free_port() {
+	local p i
+	for i in $(seq 1 200); do
+		p=$((20000 + RANDOM % 30000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	die "no free port found"
+}
+
+wait_for() { # wait_for SECONDS command...
+	local t=$1; shift
+	local end=$((SECONDS + t))
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+
+start_pg() {
+	local dir=$1
+	mkdir -p "$dir/pg"
+	[ "$(id -u)" = 0 ] && chown postgres: "$dir/pg"
+	if [ ! -f "$dir/pg/data/PG_VERSION" ]; then
+		as_pg "$pgbin/initdb" -D "$dir/pg/data" -U postgres -A trust -E UTF8 \
+			--locale=C.UTF-8 --no-sync >"$dir/pg/initdb.log" 2>&1 ||
+			{ cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
+	fi
+	local opts="-c listen_addresses='' -k $dir/pg -c max_connections=200"
+	[ "${MP_FAST_PG:-0}" = 1 ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -o "$opts" -w -t 60 start \
+		>/dev/null || { cat "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
+	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d postgres -qAtc \
+		"SELECT 1 FROM pg_database WHERE datname = 'marketpay'" | grep -q 1 ||
+		as_pg "$pgbin/createdb" -h "$dir/pg" -U postgres marketpay
+}
+
+write_config() {
+	local dir=$1 port=$2
+	cat >"$dir/marketpay.conf" <<CONF
+# Written by tests/stack.sh for the stack in $dir
+environment = ${MP_ENVIRONMENT:-sandbox}
+database = host=$dir/pg dbname=marketpay user=postgres
+checkout_base_url = http://127.0.0.1:$port
+sql_dir = $srcdir/sql
+log_file = stderr
+${MP_CONF_EXTRA:-}
+CONF
+}
+
+write_nginx() {
+	local dir=$1 port=$2
+	mkdir -p "$dir/nginx/tmp"
+	cp /etc/nginx/fastcgi_params "$dir/nginx/fastcgi_params"
+	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
+	cat >"$dir/nginx/nginx.conf" <<CONF
+worker_processes 2;
+pid $dir/nginx/nginx.pid;
+error_log $dir/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log $dir/nginx/access.log;
+    client_body_temp_path $dir/nginx/tmp/body;
+    fastcgi_temp_path $dir/nginx/tmp/fastcgi;
+    proxy_temp_path $dir/nginx/tmp/proxy;
+    uwsgi_temp_path $dir/nginx/tmp/uwsgi;
+    scgi_temp_path $dir/nginx/tmp/scgi;
+    server_tokens off;
+    server {
+        listen 127.0.0.1:$port;
+        client_max_body_size 1m;
+        location /api/v1/ {
+            include marketpay-fastcgi.conf;
+            fastcgi_pass unix:$dir/fcgi.sock;
+        }
+        location /checkout/ {
+            include marketpay-fastcgi.conf;
+            fastcgi_pass unix:$dir/fcgi.sock;
+        }
+        # The machine's ceiling for the benchmarks: nginx answering by itself.
+        location = /ceiling {
+            default_type application/json;
+            return 200 '{"status_code":10,"success":true}';
+        }
+    }
+}
+CONF
+}
+
+start_pool() {
+	local dir=$1 workers=${MP_WORKERS:-4} user=()
+	[ "$(id -u)" = 0 ] && user=(-u nobody -g nogroup)
+	rm -f "$dir/fcgi.sock"
+	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
+	# respawns crashed workers and turns SIGTERM into a graceful stop.
+	setsid spawn-fcgi -n -s "$dir/fcgi.sock" -M 0666 "${user[@]}" -- \
+		/usr/bin/multiwatch -f "$workers" -- "$builddir/marketpay-fcgi" -c "$dir/marketpay.conf" \
+		</dev/null >>"$dir/fcgi.log" 2>&1 &
+	echo $! >"$dir/pool.pid"
+	wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
+}
+
+start() {
+	local dir=$1 port=${2:-}
+	for bin in "$pgbin/initdb" /usr/sbin/nginx /usr/bin/spawn-fcgi /usr/bin/multiwatch \
+		"$builddir/marketpay-fcgi" "$builddir/marketpayctl"; do
+		[ -x "$bin" ] || die "$bin is missing (dev/test and dev/run install and build everything)"
+	done
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+	chmod 755 "$dir"
+	[ -n "$port" ] || port=$(free_port)
+	start_pg "$dir"
+	write_config "$dir" "$port"
+	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db migrate >/dev/null
+	write_nginx "$dir" "$port"
+	start_pool "$dir"
+	/usr/sbin/nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" ||
+		die "nginx did not start"
+	cat >"$dir/stack.env" <<ENV
+MARKETPAY_BASE_URL=http://127.0.0.1:$port
+MARKETPAY_PORT=$port
+MARKETPAY_CONFIG=$dir/marketpay.conf
+MARKETPAY_STACK_DIR=$dir
+MARKETPAYCTL=$builddir/marketpayctl
+PGHOST=$dir/pg
+PGPORT=5432
+PGDATABASE=marketpay
+PGUSER=postgres
+export MARKETPAY_BASE_URL MARKETPAY_PORT MARKETPAY_CONFIG MARKETPAY_STACK_DIR MARKETPAYCTL PGHOST PGPORT PGDATABASE PGUSER
+ENV
+	wait_for 20 curl -fsS "http://127.0.0.1:$port/api/v1/health" ||
+		{ tail -20 "$dir/fcgi.log" >&2; die "the stack does not answer on port $port"; }
+}
+
+stop() {
+	local dir=$1 pid
+	[ -d "$dir" ] || return 0
+	if [ -f "$dir/nginx/nginx.pid" ]; then
+		kill -QUIT "$(cat "$dir/nginx/nginx.pid")" 2>/dev/null || true
+	fi
+	if [ -f "$dir/pool.pid" ]; then
+		pid=$(cat "$dir/pool.pid")
+		kill -TERM "$pid" 2>/dev/null || true
+		wait_for 10 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
+		rm -f "$dir/pool.pid"
+	fi
+	if [ -f "$dir/pg/data/postmaster.pid" ]; then
+		as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+	rm -f "$dir/fcgi.sock"
+}
+
+case "${1:-}" in
+start) [ $# -ge 2 ] || die "usage: stack.sh start DIR [PORT]"; start "$2" "${3:-}" ;;
+stop)  [ $# -ge 2 ] || die "usage: stack.sh stop DIR"; stop "$2" ;;
+*)     die "usage: stack.sh start|stop DIR [PORT]" ;;
+esac
