@@ -100,6 +100,15 @@ drop(struct db *db)
 	db->conn = NULL;
 }
 
+static void
+on_notice(void *arg, const char *message)
+{
+	struct db *db = arg;
+
+	/* Server notices (such as "terminating connection") go to our log, not raw stderr. */
+	log_msg(LOG_LVL_WARN, db->reqid, "database: %s", message);
+}
+
 static int
 prepare_all(struct db *db)
 {
@@ -161,6 +170,7 @@ db_ready(struct db *db)
 		    PQerrorMessage(db->conn));
 		goto fail;
 	}
+	PQsetNoticeProcessor(db->conn, on_notice, db);
 	if (prepare_all(db) != 0)
 		goto fail;
 	db->backoff_ms = BACKOFF_MIN_MS;

@@ -1,9 +1,34 @@
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "json.h"
 #include "money.h"
+
+/*
+ * json-c 0.16 accepts single-quoted strings even in strict mode; RFC 8259 does not. Finds
+ * a quote character outside any double-quoted string.
+ */
+static bool
+has_single_quote(const char *buf, size_t len)
+{
+	bool in_string = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (in_string) {
+			if (buf[i] == '\\')
+				i++;
+			else if (buf[i] == '"')
+				in_string = false;
+		} else if (buf[i] == '"')
+			in_string = true;
+		else if (buf[i] == '\'')
+			return true;
+	}
+	return false;
+}
 
 struct json_object *
 json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
@@ -18,6 +43,10 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	}
 	if (memchr(buf, '\0', len) != NULL) {
 		snprintf(msg, msglen, "request body is not valid JSON: NUL byte");
+		return NULL;
+	}
+	if (has_single_quote(buf, len)) {
+		snprintf(msg, msglen, "request body is not valid JSON: single-quoted string");
 		return NULL;
 	}
 	if ((tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL) {

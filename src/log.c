@@ -78,7 +78,7 @@ log_escape(const char *s, char *buf, size_t buflen)
 void
 log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 {
-	char text[2048], stamp[32];
+	char text[2048], stamp[32], *p;
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
@@ -88,6 +88,12 @@ log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* One event, one line: database messages arrive with newlines and tabs in them. */
+	for (p = text; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+	while (p > text && p[-1] == ' ')
+		*--p = '\0';
 	if (use_syslog) {
 		syslog(syslog_prio[level], "%s req=%s %s", level_name[level],
 		    reqid ? reqid : "-", text);

@@ -5,6 +5,7 @@
 #
 #   tests/stack.sh start DIR [PORT]   PORT defaults to a free one; writes DIR/stack.env
 #   tests/stack.sh stop DIR           stops whatever of it runs; safe to call twice
+#   tests/stack.sh pg-stop|pg-start DIR   stops or starts only its PostgreSQL (outage tests)
 #
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
 # parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
@@ -51,10 +52,7 @@ start_pg() {
 			--locale=C.UTF-8 --no-sync >"$dir/pg/initdb.log" 2>&1 ||
 			{ cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
 	fi
-	local opts="-c listen_addresses='' -k $dir/pg -c max_connections=200"
-	[ "${MP_FAST_PG:-0}" = 1 ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-	as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/server.log" -o "$opts" -w -t 60 start \
-		>/dev/null || { cat "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
+	pg_start "$dir" || { cat "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
 	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d postgres -qAtc \
 		"SELECT 1 FROM pg_database WHERE datname = 'marketpay'" | grep -q 1 ||
 		as_pg "$pgbin/createdb" -h "$dir/pg" -U postgres marketpay
@@ -176,7 +174,19 @@ stop() {
 	rm -f "$dir/fcgi.sock"
 }
 
+pg_stop() {
+	as_pg "$pgbin/pg_ctl" -D "$1/pg/data" -m fast -w stop >/dev/null
+}
+
+pg_start() {
+	local opts="-c listen_addresses='' -k $1/pg -c max_connections=200"
+	[ "${MP_FAST_PG:-0}" = 1 ] && opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	as_pg "$pgbin/pg_ctl" -D "$1/pg/data" -l "$1/pg/server.log" -o "$opts" -w -t 60 start >/dev/null
+}
+
 case "${1:-}" in
+pg-stop)  pg_stop "$2" ;;
+pg-start) pg_start "$2" ;;
 start) [ $# -ge 2 ] || die "usage: stack.sh start DIR [PORT]"; start "$2" "${3:-}" ;;
 stop)  [ $# -ge 2 ] || die "usage: stack.sh stop DIR"; stop "$2" ;;
 *)     die "usage: stack.sh start|stop DIR [PORT]" ;;

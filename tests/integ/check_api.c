@@ -1,0 +1,493 @@
+/* Integration tests of the create-session API against the real stack (tests/integration.sh). */
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <curl/curl.h>
+#include <libpq-fe.h>
+
+#include "fixture.h"
+#include "http.h"
+
+#define CREATE "/api/v1/payment/create-session"
+#define JSON_CT "Content-Type: application/json"
+#define DENY "Invalid or missing API key."
+#define GOOD_BODY "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\",\"price\":12.50}," \
+    "{\"id\":\"sku-2\",\"name\":\"Cup\",\"price\":3}],\"user_id\":\"order-42\"," \
+    "\"email\":\"buyer@example.com\",\"redirect_success_url\":\"https://shop.example/ok\"}"
+
+static int
+create(const char *auth, const char *body, const char *extra, struct http_resp *r)
+{
+	const char *h[4] = { JSON_CT, auth, extra, NULL };
+
+	return http_do("POST", CREATE, h, body, -1, r);
+}
+
+static int
+matches(const char *s, const char *pattern)
+{
+	regex_t re;
+	int ok;
+
+	if (s == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+		return 0;
+	ok = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok;
+}
+
+/* A 400/4xx reply of DESIGN.md section 3: success false and a message naming the rule. */
+static void
+assert_fail(const struct http_resp *r, long status, const char *needle)
+{
+	struct json_object *v;
+
+	ck_assert_int_eq(r->status, status);
+	ck_assert_ptr_nonnull(r->json);
+	ck_assert(json_object_object_get_ex(r->json, "success", &v));
+	ck_assert(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
+	ck_assert_msg(http_json_str(r, "message") != NULL &&
+	    strstr(http_json_str(r, "message"), needle) != NULL,
+	    "message '%s' lacks '%s'", http_json_str(r, "message"), needle);
+}
+
+START_TEST(test_create_ok)
+{
+	struct http_resp r;
+	char buf[256], url[512];
+	const char *id;
+	struct json_object *v;
+
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert(json_object_object_get_ex(r.json, "status_code", &v));
+	ck_assert_int_eq(json_object_get_int(v), 10);
+	ck_assert(json_object_object_get_ex(r.json, "success", &v) && json_object_get_boolean(v));
+	ck_assert_ptr_nonnull(http_json_str(&r, "message"));
+	id = http_json_str(&r, "session_id");
+	ck_assert(matches(id, "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$"));
+	snprintf(url, sizeof(url), "%s/checkout/%s", getenv("MARKETPAY_BASE_URL"), id);
+	ck_assert_str_eq(http_json_str(&r, "url"), url);
+	ck_assert(matches(http_json_str(&r, "expires_at"),
+	    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00$"));
+	ck_assert(matches(http_header(&r, "Request-Id", buf, sizeof(buf)), "^[0-9a-f]{32}$"));
+	/* What was stored: the amount computed from the prices, in minor units. */
+	ck_assert_str_eq(db_value("SELECT amount || ' ' || currency || ' ' || user_id || ' ' ||"
+	    " email || ' ' || status FROM payment_sessions WHERE id = $1", id),
+	    "1550 AFN order-42 buyer@example.com open");
+	ck_assert_str_eq(db_value("SELECT string_agg(item_id || '=' || price, ',' ORDER BY"
+	    " position) FROM session_items WHERE session_id = $1", id), "sku-1=1250,sku-2=300");
+	ck_assert_str_eq(db_value("SELECT round(extract(epoch FROM expires_at - created_at))"
+	    " FROM payment_sessions WHERE id = $1", id), "1800");
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_create_unicode_limits)
+{
+	struct http_resp r;
+	char body[4096], id[256] = "", name[2048] = "";
+	int i;
+
+	/* 50 two-byte characters (100 bytes) in id, 500 in name: at the limit, accepted. */
+	for (i = 0; i < 50; i++)
+		strcat(id, "\xc3\xa9");
+	for (i = 0; i < 500; i++)
+		strcat(name, i % 2 ? "\xc3\xa9" : "a");
+	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"%s\",\"name\":\"%s\",\"price\":0.01}],"
+	    "\"user_id\":\"%s\"}", id, name, id);
+	ck_assert_int_eq(create(fx.auth_a, body, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(db_value("SELECT char_length(item_id) || ' ' || char_length(name) ||"
+	    " ' ' || price FROM session_items WHERE session_id = $1",
+	    http_json_str(&r, "session_id")), "50 500 1");
+	http_free(&r);
+}
+END_TEST
+
+struct bad {
+	const char *body;
+	const char *needle;
+};
+
+static const struct bad bad_bodies[] = {
+	{ "{}", "items is required" },
+	{ "{\"items\":[]}", "items must not be empty" },
+	{ "{\"items\":{}}", "items must be an array" },
+	{ "{\"items\":null}", "items is required" },
+	{ "{\"items\":[1]}", "items[0] must be an object" },
+	{ "{\"items\":[{\"name\":\"a\",\"price\":1}]}", "items[0].id is required" },
+	{ "{\"items\":[{\"id\":\"\",\"name\":\"a\",\"price\":1}]}", "items[0].id must not be empty" },
+	{ "{\"items\":[{\"id\":\"123456789012345678901234567890123456789012345678901\","
+	  "\"name\":\"a\",\"price\":1}]}", "items[0].id must be at most 50 characters" },
+	{ "{\"items\":[{\"id\":\"a\",\"price\":1}]}", "items[0].name is required" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"\",\"price\":1}]}", "items[0].name must not be empty" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\"}]}", "items[0].price is required" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":\"1.00\"}]}",
+	  "items[0].price must be a number" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":-1}]}",
+	  "items[0].price must not be negative" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":0}]}",
+	  "items[0].price must be greater than 0" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1},{\"id\":\"c\",\"name\":\"d\","
+	  "\"price\":1.234}]}", "items[1].price must have at most two decimal places" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1e3}]}",
+	  "items[0].price must be a plain decimal number" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":99999999999999999999}]}",
+	  "items[0].price is above the maximum amount" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1000000000.00}]}",
+	  "items[0].price is above the maximum amount" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":999999999.99},{\"id\":\"c\","
+	  "\"name\":\"d\",\"price\":0.01}]}", "the total of items[].price is above the maximum" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}],"
+	  "\"user_id\":\"123456789012345678901234567890123456789012345678901\"}",
+	  "user_id must be at most 50 characters" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}],\"email\":\"nope\"}",
+	  "email must be a valid e-mail address" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}],"
+	  "\"redirect_success_url\":\"javascript:alert(1)\"}",
+	  "redirect_success_url must be an absolute http or https URL" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}],"
+	  "\"redirect_failure_url\":\"//evil.example/x\"}",
+	  "redirect_failure_url must be an absolute http or https URL" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}],\"amount\":1}",
+	  "amount is not a known field" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1,\"quantity\":2}]}",
+	  "items[0].quantity is not a known field" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\\u0000c\",\"price\":1}]}",
+	  "items[0].name must not contain NUL characters" },
+	{ "[]", "request body must be a JSON object" },
+	{ "", "request body must be a JSON object" },
+	{ "{\"items\":[", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]} x", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]}{}", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":NaN}]}", "price" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":Infinity}]}", "price" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]/* c */}", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"\xff\xfe\",\"price\":1}]}", "not valid JSON" },
+	{ "{'items':[]}", "not valid JSON" },
+};
+
+START_TEST(test_create_invalid)
+{
+	const struct bad *b = &bad_bodies[_i];
+	struct http_resp r;
+	char before[128];
+
+	snprintf(before, sizeof(before), "%s", db_footprint());
+	ck_assert_int_eq(create(fx.auth_a, b->body, NULL, &r), 0);
+	assert_fail(&r, 400, b->needle);
+	/* Nothing stored: sessions, items and idempotency records are as before. */
+	ck_assert_str_eq(db_footprint(), before);
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_transport_errors)
+{
+	const char *text_ct[] = { "Content-Type: text/plain", fx.auth_a, NULL };
+	const char *no_ct[] = { fx.auth_a, "Content-Type:", NULL };
+	const char *auth_only[] = { fx.auth_a, NULL };
+	struct http_resp r;
+	char before[128], buf[64], *big;
+	size_t n = 300 * 1024;
+
+	snprintf(before, sizeof(before), "%s", db_footprint());
+	ck_assert_int_eq(http_do("POST", CREATE, text_ct, GOOD_BODY, -1, &r), 0);
+	assert_fail(&r, 415, "Content-Type must be application/json");
+	http_free(&r);
+	ck_assert_int_eq(http_do("POST", CREATE, no_ct, GOOD_BODY, -1, &r), 0);
+	assert_fail(&r, 415, "application/json");
+	http_free(&r);
+	big = malloc(n + 1);
+	memset(big, ' ', n);
+	big[n] = '\0';
+	memcpy(big, GOOD_BODY, strlen(GOOD_BODY));
+	ck_assert_int_eq(create(fx.auth_a, big, NULL, &r), 0);
+	assert_fail(&r, 413, "at most 262144 bytes");
+	http_free(&r);
+	free(big);
+	ck_assert_int_eq(http_do("GET", "/api/v1/nope", auth_only, NULL, 0, &r), 0);
+	assert_fail(&r, 404, "no such endpoint");
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", CREATE, auth_only, NULL, 0, &r), 0);
+	assert_fail(&r, 405, "POST");
+	ck_assert_str_eq(http_header(&r, "Allow", buf, sizeof(buf)), "POST");
+	http_free(&r);
+	ck_assert_int_eq(http_do("DELETE", "/api/v1/payment/sessions/x", auth_only, NULL, 0, &r), 0);
+	assert_fail(&r, 405, "GET");
+	http_free(&r);
+	ck_assert_str_eq(db_footprint(), before);
+}
+END_TEST
+
+/* Authorization values that must all get the same 401, before the body is looked at. */
+static const char *bad_auth(int i)
+{
+	static char buf[512];
+
+	switch (i) {
+	case 0: return NULL;
+	case 1: return "Authorization: Bearer x";
+	case 2: return "Authorization: API-KEY";
+	case 3: snprintf(buf, sizeof(buf), "Authorization: API-KEY  %s", fx.key_a); return buf;
+	case 4: snprintf(buf, sizeof(buf), "Authorization: API-KEY %s x", fx.key_a); return buf;
+	case 5: snprintf(buf, sizeof(buf), "Authorization: API-KEY %s\t", fx.key_a); return buf;
+	case 6: snprintf(buf, sizeof(buf), "Authorization: API-KEY %.*sffff",
+		    (int)strlen(fx.key_a) - 4, fx.key_a); return buf;
+	case 7: snprintf(buf, sizeof(buf), "Authorization: API-KEY %s", fx.key_revoked); return buf;
+	case 8: snprintf(buf, sizeof(buf), "Authorization: API-KEY %s", fx.key_live); return buf;
+	case 9: snprintf(buf, sizeof(buf), "Authorization: Bearer %s", fx.key_a); return buf;
+	default: snprintf(buf, sizeof(buf), "Authorization: %s", fx.key_a); return buf;
+	}
+}
+#define NBAD_AUTH 11
+
+START_TEST(test_auth_denied)
+{
+	const char *auth = bad_auth(_i);
+	struct http_resp r;
+	struct json_object *v;
+	char before[128];
+
+	snprintf(before, sizeof(before), "%s", db_footprint());
+	/* An invalid body too: auth comes first, so the answer is still 401. */
+	ck_assert_int_eq(create(auth, "{\"items\":[]}", NULL, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
+	ck_assert(!json_object_object_get_ex(r.json, "success", &v));
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/00000000-0000-4000-8000-"
+	    "000000000000", (const char *[]){ auth, NULL }, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	ck_assert_str_eq(db_footprint(), before);
+}
+END_TEST
+
+START_TEST(test_auth_scheme_case)
+{
+	struct http_resp r;
+	char auth[256];
+
+	snprintf(auth, sizeof(auth), "Authorization: api-key %s", fx.key_a);
+	ck_assert_int_eq(create(auth, GOOD_BODY, NULL, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_get_session)
+{
+	struct http_resp c, r;
+	struct json_object *items, *it, *v;
+	char path[256];
+	const char *a[] = { fx.auth_a, NULL }, *b[] = { fx.auth_b, NULL };
+
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &c), 0);
+	ck_assert_int_eq(c.status, 200);
+	snprintf(path, sizeof(path), "/api/v1/payment/sessions/%s", http_json_str(&c, "session_id"));
+	ck_assert_int_eq(http_do("GET", path, a, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(http_json_str(&r, "session_id"), http_json_str(&c, "session_id"));
+	ck_assert_str_eq(http_json_str(&r, "status"), "open");
+	ck_assert_str_eq(http_json_str(&r, "amount"), "15.50");
+	ck_assert_str_eq(http_json_str(&r, "currency"), "AFN");
+	ck_assert_str_eq(http_json_str(&r, "user_id"), "order-42");
+	ck_assert_str_eq(http_json_str(&r, "email"), "buyer@example.com");
+	ck_assert_str_eq(http_json_str(&r, "expires_at"), http_json_str(&c, "expires_at"));
+	ck_assert_str_eq(http_json_str(&r, "url"), http_json_str(&c, "url"));
+	ck_assert_ptr_nonnull(http_json_str(&r, "created_at"));
+	ck_assert(json_object_object_get_ex(r.json, "items", &items));
+	ck_assert_int_eq(json_object_array_length(items), 2);
+	it = json_object_array_get_idx(items, 0);
+	ck_assert(json_object_object_get_ex(it, "name", &v));
+	ck_assert_str_eq(json_object_get_string(v), "Tea");
+	ck_assert(json_object_object_get_ex(it, "price", &v));
+	ck_assert_str_eq(json_object_get_string(v), "12.50");
+	http_free(&r);
+	/* Another merchant's session looks exactly like a missing one. */
+	ck_assert_int_eq(http_do("GET", path, b, NULL, 0, &r), 0);
+	assert_fail(&r, 404, "payment session not found");
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/00000000-0000-4000-8000-"
+	    "000000000000", a, NULL, 0, &r), 0);
+	assert_fail(&r, 404, "payment session not found");
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/'%3B--", a, NULL, 0, &r), 0);
+	assert_fail(&r, 404, "payment session not found");
+	http_free(&r);
+	http_free(&c);
+}
+END_TEST
+
+START_TEST(test_idempotency)
+{
+	struct http_resp r1, r2, r3;
+	char buf[64], before[128], key[300];
+
+	snprintf(before, sizeof(before), "%s", db_value("SELECT count(*) FROM payment_sessions",
+	    NULL));
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: order-42-try", &r1), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: order-42-try", &r2), 0);
+	ck_assert_int_eq(r1.status, 200);
+	ck_assert_int_eq(r2.status, 200);
+	ck_assert_str_eq(r1.body, r2.body);
+	ck_assert_ptr_null(http_header(&r1, "Idempotent-Replayed", buf, sizeof(buf)));
+	ck_assert_str_eq(http_header(&r2, "Idempotent-Replayed", buf, sizeof(buf)), "true");
+	ck_assert_int_eq(atoi(db_value("SELECT count(*) FROM payment_sessions", NULL)),
+	    atoi(before) + 1);
+	/* The same key with another body is refused; another merchant has its own keys. */
+	ck_assert_int_eq(create(fx.auth_a, "{\"items\":[{\"id\":\"x\",\"name\":\"y\",\"price\":1}]}",
+	    "Idempotency-Key: order-42-try", &r3), 0);
+	assert_fail(&r3, 422, "Idempotency-Key");
+	http_free(&r3);
+	ck_assert_int_eq(create(fx.auth_b, GOOD_BODY, "Idempotency-Key: order-42-try", &r3), 0);
+	ck_assert_int_eq(r3.status, 200);
+	ck_assert_str_ne(http_json_str(&r3, "session_id"), http_json_str(&r1, "session_id"));
+	http_free(&r3);
+	memset(key, 'k', sizeof(key));
+	memcpy(key, "Idempotency-Key: ", 17);
+	key[17 + 256] = '\0';
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, key, &r3), 0);
+	assert_fail(&r3, 400, "Idempotency-Key must be 1 to 255");
+	http_free(&r3);
+	http_free(&r1);
+	http_free(&r2);
+}
+END_TEST
+
+START_TEST(test_idempotency_in_flight)
+{
+	PGconn *c = PQconnectdb("");
+	const char *p[1] = { fx.merchant_a };
+	struct http_resp r;
+	PGresult *res;
+
+	/* Hold the lock a first request with this key would hold, as if it were still running. */
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	PQclear(PQexec(c, "BEGIN"));
+	res = PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' ||"
+	    " 'busy-key', 7201))", 1, NULL, p, NULL, NULL, 0);
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	PQclear(res);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: busy-key", &r), 0);
+	assert_fail(&r, 409, "still in progress");
+	http_free(&r);
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: busy-key", &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_concurrent_creates)
+{
+	enum { N = 64 };
+	struct http_resp r[N];
+	const char *h[] = { JSON_CT, fx.auth_b, NULL };
+	char before[32], in_list[N * 40 + 8] = "";
+	int i;
+
+	snprintf(before, sizeof(before), "%s", db_value("SELECT count(*) FROM payment_sessions",
+	    NULL));
+	ck_assert_int_eq(http_parallel(N, CREATE, h, GOOD_BODY, r), 0);
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(r[i].status, 200);
+		strcat(in_list, i ? "," : "");
+		strcat(in_list, http_json_str(&r[i], "session_id"));
+	}
+	ck_assert_int_eq(atoi(db_value("SELECT count(*) FROM payment_sessions", NULL)),
+	    atoi(before) + N);
+	/* Every reply names its own stored session. */
+	ck_assert_int_eq(atoi(db_value("SELECT count(DISTINCT id) FROM payment_sessions WHERE"
+	    " id = ANY(string_to_array($1, ',')::uuid[])", in_list)), N);
+	for (i = 0; i < N; i++)
+		http_free(&r[i]);
+}
+END_TEST
+
+START_TEST(test_health)
+{
+	struct http_resp r;
+
+	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(http_json_str(&r, "status"), "ok");
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_database_outage)
+{
+	struct http_resp r;
+	int i, ok = 0;
+
+	/* The database goes away: 503 with the usual body, and the workers stay up. */
+	ck_assert_int_eq(sh("\"$MP_STACK\" pg-stop \"$MARKETPAY_STACK_DIR\""), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
+	assert_fail(&r, 503, "temporarily unavailable");
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 503);
+	http_free(&r);
+	/* It comes back: the same workers reconnect on their own within their back-off. */
+	ck_assert_int_eq(sh("\"$MP_STACK\" pg-start \"$MARKETPAY_STACK_DIR\""), 0);
+	for (i = 0; i < 100 && !ok; i++) {
+		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
+		ok = r.status == 200;
+		ck_assert(r.status == 200 || r.status == 503);
+		http_free(&r);
+		if (!ok)
+			usleep(100000);
+	}
+	ck_assert_msg(ok, "the pool did not recover after the database came back");
+}
+END_TEST
+
+static Suite *
+api_suite(void)
+{
+	Suite *s = suite_create("api");
+	TCase *t = tcase_create("create-session");
+	TCase *last = tcase_create("outage");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_health);
+	tcase_add_test(t, test_create_ok);
+	tcase_add_test(t, test_create_unicode_limits);
+	tcase_add_loop_test(t, test_create_invalid, 0, sizeof(bad_bodies) / sizeof(bad_bodies[0]));
+	tcase_add_test(t, test_transport_errors);
+	tcase_add_loop_test(t, test_auth_denied, 0, NBAD_AUTH);
+	tcase_add_test(t, test_auth_scheme_case);
+	tcase_add_test(t, test_get_session);
+	tcase_add_test(t, test_idempotency);
+	tcase_add_test(t, test_idempotency_in_flight);
+	tcase_add_test(t, test_concurrent_creates);
+	suite_add_tcase(s, t);
+	tcase_set_timeout(last, 60);
+	tcase_add_test(last, test_database_outage);
+	suite_add_tcase(s, last);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	sr = srunner_create(api_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	curl_global_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

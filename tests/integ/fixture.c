@@ -1,0 +1,130 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "fixture.h"
+
+struct fixture fx;
+
+int
+sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+const char *
+ctl(const char *fmt, ...)
+{
+	static char line[512];
+	char args[1024], cmd[2048];
+	va_list ap;
+	FILE *p;
+	int ok;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" %s", args);
+	if ((p = popen(cmd, "r")) == NULL)
+		return NULL;
+	ok = fgets(line, sizeof(line), p) != NULL;
+	if (pclose(p) != 0 || !ok)
+		return NULL;
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+const char *
+db_value(const char *sql, const char *param)
+{
+	static char out[4096];
+	PGconn *c = PQconnectdb("");   /* PGHOST, PGDATABASE, PGUSER from stack.env */
+	PGresult *r;
+	const char *p[1] = { param };
+	const char *ret = NULL;
+
+	if (PQstatus(c) == CONNECTION_OK) {
+		r = PQexecParams(c, sql, param ? 1 : 0, NULL, p, NULL, NULL, 0);
+		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+			snprintf(out, sizeof(out), "%s",
+			    PQgetisnull(r, 0, 0) ? "(null)" : PQgetvalue(r, 0, 0));
+			ret = out;
+		} else if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			fprintf(stderr, "db_value: %s", PQresultErrorMessage(r));
+		PQclear(r);
+	}
+	PQfinish(c);
+	return ret;
+}
+
+const char *
+db_footprint(void)
+{
+	return db_value("SELECT (SELECT count(*) FROM payment_sessions) || '/' ||"
+	    " (SELECT count(*) FROM session_items) || '/' ||"
+	    " (SELECT count(*) FROM idempotency_keys)", NULL);
+}
+
+static void
+copy_or_die(char *dst, size_t n, const char *src, const char *what)
+{
+	if (src == NULL || src[0] == '\0') {
+		fprintf(stderr, "fixture: %s failed\n", what);
+		exit(1);
+	}
+	snprintf(dst, n, "%s", src);
+}
+
+void
+fixture_init(void)
+{
+	char conf[4096];
+	const char *cfg = getenv("MARKETPAY_CONFIG");
+
+	if (getenv("MARKETPAY_BASE_URL") == NULL || cfg == NULL || getenv("MARKETPAYCTL") == NULL) {
+		fprintf(stderr, "fixture: source the stack's stack.env first (tests/integration.sh)\n");
+		exit(1);
+	}
+	copy_or_die(fx.merchant_a, sizeof(fx.merchant_a),
+	    ctl("merchant create --name 'Shop A' --webhook-url https://a.example/hook"),
+	    "merchant A");
+	copy_or_die(fx.merchant_b, sizeof(fx.merchant_b), ctl("merchant create --name 'Shop B'"),
+	    "merchant B");
+	copy_or_die(fx.key_a, sizeof(fx.key_a), ctl("key create %s", fx.merchant_a), "key A");
+	copy_or_die(fx.key_b, sizeof(fx.key_b), ctl("key create %s", fx.merchant_b), "key B");
+	copy_or_die(fx.key_revoked, sizeof(fx.key_revoked), ctl("key create %s", fx.merchant_a),
+	    "key to revoke");
+	if (ctl("key revoke %.16s", fx.key_revoked) == NULL) {
+		fprintf(stderr, "fixture: key revoke failed\n");
+		exit(1);
+	}
+	/* The same database seen through a production config: its keys are mp_live_. */
+	snprintf(conf, sizeof(conf), "%s.live", cfg);
+	if (sh("sed 's/^environment = .*/environment = production/' '%s' > '%s'", cfg, conf) != 0 ||
+	    sh("\"$MARKETPAYCTL\" -c '%s' key create %s > '%s.key'", conf, fx.merchant_a, conf) != 0) {
+		fprintf(stderr, "fixture: production key failed\n");
+		exit(1);
+	}
+	snprintf(conf + strlen(conf), sizeof(conf) - strlen(conf), ".key");
+	{
+		FILE *f = fopen(conf, "r");
+
+		if (f == NULL || fgets(fx.key_live, sizeof(fx.key_live), f) == NULL) {
+			fprintf(stderr, "fixture: cannot read production key\n");
+			exit(1);
+		}
+		fclose(f);
+		fx.key_live[strcspn(fx.key_live, "\n")] = '\0';
+	}
+	snprintf(fx.auth_a, sizeof(fx.auth_a), "Authorization: API-KEY %s", fx.key_a);
+	snprintf(fx.auth_b, sizeof(fx.auth_b), "Authorization: API-KEY %s", fx.key_b);
+}

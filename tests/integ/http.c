@@ -1,0 +1,169 @@
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "http.h"
+
+struct buf {
+	char *p;
+	size_t n;
+};
+
+static size_t
+collect(char *data, size_t size, size_t nmemb, void *user)
+{
+	struct buf *b = user;
+	size_t n = size * nmemb;
+	char *p = realloc(b->p, b->n + n + 1);
+
+	if (p == NULL)
+		return 0;
+	memcpy(p + b->n, data, n);
+	b->n += n;
+	p[b->n] = '\0';
+	b->p = p;
+	return n;
+}
+
+struct xfer {
+	CURL *c;
+	struct curl_slist *hdrs;
+	struct buf body, head;
+	char url[2048];
+};
+
+static int
+xfer_setup(struct xfer *x, const char *method, const char *path, const char *const *headers,
+    const char *body, long len)
+{
+	const char *base = getenv("MARKETPAY_BASE_URL");
+	size_t i;
+
+	memset(x, 0, sizeof(*x));
+	if (base == NULL || (x->c = curl_easy_init()) == NULL)
+		return -1;
+	snprintf(x->url, sizeof(x->url), "%s%s", base, path);
+	curl_easy_setopt(x->c, CURLOPT_URL, x->url);
+	curl_easy_setopt(x->c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(x->c, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(x->c, CURLOPT_WRITEDATA, &x->body);
+	curl_easy_setopt(x->c, CURLOPT_HEADERFUNCTION, collect);
+	curl_easy_setopt(x->c, CURLOPT_HEADERDATA, &x->head);
+	curl_easy_setopt(x->c, CURLOPT_TIMEOUT, 30L);
+	/* No "Expect: 100-continue" pause on large bodies; every other header is ours. */
+	x->hdrs = curl_slist_append(NULL, "Expect:");
+	for (i = 0; headers != NULL && headers[i] != NULL; i++)
+		x->hdrs = curl_slist_append(x->hdrs, headers[i]);
+	curl_easy_setopt(x->c, CURLOPT_HTTPHEADER, x->hdrs);
+	if (body != NULL) {
+		curl_easy_setopt(x->c, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(x->c, CURLOPT_POSTFIELDSIZE, len < 0 ? (long)strlen(body) : len);
+	} else if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(x->c, CURLOPT_HTTPGET, 1L);
+	return 0;
+}
+
+static void
+xfer_done(struct xfer *x, struct http_resp *out)
+{
+	memset(out, 0, sizeof(*out));
+	curl_easy_getinfo(x->c, CURLINFO_RESPONSE_CODE, &out->status);
+	out->body = x->body.p ? x->body.p : strdup("");
+	out->len = x->body.n;
+	out->headers = x->head.p ? x->head.p : strdup("");
+	out->json = json_tokener_parse(out->body);
+	curl_slist_free_all(x->hdrs);
+	curl_easy_cleanup(x->c);
+}
+
+int
+http_do(const char *method, const char *path, const char *const *headers, const char *body,
+    long len, struct http_resp *out)
+{
+	struct xfer x;
+	CURLcode rc;
+
+	if (xfer_setup(&x, method, path, headers, body, len) != 0)
+		return -1;
+	rc = curl_easy_perform(x.c);
+	xfer_done(&x, out);
+	return rc == CURLE_OK ? 0 : -1;
+}
+
+int
+http_parallel(int n, const char *path, const char *const *headers, const char *body,
+    struct http_resp *out)
+{
+	struct xfer *x = calloc((size_t)n, sizeof(*x));
+	CURLM *m = curl_multi_init();
+	int i, running = 0, rc = 0;
+
+	if (x == NULL || m == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (xfer_setup(&x[i], "POST", path, headers, body, -1) != 0)
+			rc = -1;
+		else
+			curl_multi_add_handle(m, x[i].c);
+	}
+	do {
+		curl_multi_perform(m, &running);
+		if (running)
+			curl_multi_poll(m, NULL, 0, 1000, NULL);
+	} while (running);
+	for (i = 0; i < n; i++) {
+		curl_multi_remove_handle(m, x[i].c);
+		xfer_done(&x[i], &out[i]);
+	}
+	curl_multi_cleanup(m);
+	free(x);
+	return rc;
+}
+
+const char *
+http_header(const struct http_resp *r, const char *name, char *buf, size_t buflen)
+{
+	size_t n = strlen(name);
+	const char *line = r->headers;
+
+	while (line != NULL && *line != '\0') {
+		if (strncasecmp(line, name, n) == 0 && line[n] == ':') {
+			const char *v = line + n + 1;
+			size_t len;
+
+			v += strspn(v, " \t");
+			len = strcspn(v, "\r\n");
+			if (len >= buflen)
+				len = buflen - 1;
+			memcpy(buf, v, len);
+			buf[len] = '\0';
+			return buf;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return NULL;
+}
+
+const char *
+http_json_str(const struct http_resp *r, const char *key)
+{
+	struct json_object *v;
+
+	if (r->json == NULL || !json_object_object_get_ex(r->json, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+void
+http_free(struct http_resp *r)
+{
+	free(r->body);
+	free(r->headers);
+	json_object_put(r->json);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,37 @@
+#ifndef MP_TEST_HTTP_H
+#define MP_TEST_HTTP_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+/* One HTTP exchange with the stack under test, over real HTTP with libcurl. */
+struct http_resp {
+	long status;
+	char *body;                 /* NUL-terminated */
+	size_t len;
+	char *headers;              /* raw response header block */
+	struct json_object *json;   /* body parsed, or NULL when it is not JSON */
+};
+
+/*
+ * Sends method path (relative to $MARKETPAY_BASE_URL) with the given extra header lines
+ * (NULL-terminated list, may be NULL) and body (NULL: none; len -1: strlen). Returns 0, or
+ * -1 when the transfer itself failed. Free out with http_free.
+ */
+int http_do(const char *method, const char *path, const char *const *headers,
+    const char *body, long len, struct http_resp *out);
+
+/* Sends n identical POSTs at once (curl multi) and stores each reply in out[i]. */
+int http_parallel(int n, const char *path, const char *const *headers, const char *body,
+    struct http_resp *out);
+
+/* The value of response header name (case-insensitive), copied into buf; NULL if absent. */
+const char *http_header(const struct http_resp *r, const char *name, char *buf, size_t buflen);
+
+/* A string member of the JSON body, or NULL. */
+const char *http_json_str(const struct http_resp *r, const char *key);
+
+void http_free(struct http_resp *r);
+
+#endif
