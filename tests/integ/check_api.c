@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -450,6 +451,45 @@ START_TEST(test_database_outage)
 }
 END_TEST
 
+START_TEST(test_graceful_stop)
+{
+	PGconn *c = PQconnectdb("");
+	const char *p[1] = { fx.merchant_a };
+	struct http_resp r;
+	int fd[2], status = 0;
+	long got = 0;
+	pid_t child;
+
+	/*
+	 * A request is in hand (it waits on an Idempotency-Key lock we hold) when the pool gets
+	 * SIGTERM: the worker must finish it and answer, not drop it (nginx would say 502).
+	 */
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	PQclear(PQexec(c, "BEGIN"));
+	PQclear(PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' ||"
+	    " 'stop-key', 7201))", 1, NULL, p, NULL, NULL, 0));
+	ck_assert_int_eq(pipe(fd), 0);
+	if ((child = fork()) == 0) {
+		long st = create(fx.auth_a, GOOD_BODY, "Idempotency-Key: stop-key", &r) == 0 ?
+		    r.status : -1;
+
+		_exit(write(fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
+	}
+	usleep(100000);
+	ck_assert_int_eq(sh("kill -TERM \"$(cat \"$MARKETPAY_STACK_DIR/pool.pid\")\""), 0);
+	ck_assert_int_eq(read(fd[0], &got, sizeof(got)), (ssize_t)sizeof(got));
+	waitpid(child, &status, 0);
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+	ck_assert_int_eq(got, 409);
+	/* And then the pool is gone: nginx has no worker to pass new requests to. */
+	usleep(300000);
+	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 502);
+	http_free(&r);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -472,6 +512,7 @@ api_suite(void)
 	suite_add_tcase(s, t);
 	tcase_set_timeout(last, 60);
 	tcase_add_test(last, test_database_outage);
+	tcase_add_test(last, test_graceful_stop);
 	suite_add_tcase(s, last);
 	return s;
 }
