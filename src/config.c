@@ -25,7 +25,7 @@ const struct config_key config_keys[] = {
 	{ "max_items",           CONFIG_LONG,  OFF(max_items), 1, 10000, "100" },
 	{ "idempotency_wait_ms", CONFIG_LONG,  OFF(idempotency_wait_ms), 1, 600000, "5000" },
 	{ "idempotency_ttl",     CONFIG_LONG,  OFF(idempotency_ttl), 60, 30 * 86400, "86400" },
-	{ "log_file",            CONFIG_STR,   OFF(log_file), 0, 0, "stderr" },
+	{ "log_file",            CONFIG_STR,   OFF(log_file), 0, 0, "syslog" },
 	{ "log_level",           CONFIG_STR,   OFF(log_level), 0, 0, "info" },
 	{ "sql_dir",             CONFIG_STR,   OFF(sql_dir), 0, 0, PKGDATADIR "/sql" },
 };
@@ -69,8 +69,8 @@ set_value(struct config *c, const struct config_key *k, const char *value, char 
 		return 0;
 	case CONFIG_MONEY:
 		if (money_parse(value, strlen(value), INT64_MAX / 1000, &minor) != MONEY_OK) {
-			snprintf(err, errlen, "%s must be an amount above 0 with at most two decimals",
-			    k->name);
+			snprintf(err, errlen, "%s must be an amount above 0 with at most two "
+			    "decimals, at most 92233720368547.75", k->name);
 			return -1;
 		}
 		*(int64_t *)(base + k->offset) = minor;
@@ -103,21 +103,58 @@ config_set(struct config *c, const char *name, const char *value, char *err, siz
 
 struct load_ctx {
 	struct config *c;
-	char *err;
-	size_t errlen;
+	FILE *fp;
+	int line;           /* the line inih is looking at */
+	int err_line;       /* the line of the first error we found, 0 = none */
+	char err[256];
 };
+
+/*
+ * inih's reader, fgets with a line count: the handler then knows its line, and a line
+ * longer than inih's buffer is an error instead of being cut and read as two lines.
+ */
+static char *
+read_line(char *str, int num, void *stream)
+{
+	struct load_ctx *ctx = stream;
+	size_t n;
+	int ch;
+
+	if (fgets(str, num, ctx->fp) == NULL)
+		return NULL;
+	ctx->line++;
+	n = strlen(str);
+	if (n > 0 && str[n - 1] != '\n' && (ch = fgetc(ctx->fp)) != EOF) {
+		ungetc(ch, ctx->fp);
+		if (ctx->err_line == 0) {
+			ctx->err_line = ctx->line;
+			snprintf(ctx->err, sizeof(ctx->err), "line longer than %d characters",
+			    num - 2);
+		}
+		/* Skip the rest of the long line so it is not read as a line of its own. */
+		while ((ch = fgetc(ctx->fp)) != EOF && ch != '\n')
+			;
+	}
+	return str;
+}
 
 static int
 on_ini(void *user, const char *section, const char *name, const char *value)
 {
 	struct load_ctx *ctx = user;
 
+	char msg[sizeof(ctx->err)];
+
 	/* One flat namespace: keys outside a section or under [marketpay]. */
-	if (section[0] != '\0' && strcmp(section, "marketpay") != 0) {
-		snprintf(ctx->err, ctx->errlen, "unknown section [%s]", section);
-		return 0;
+	if (section[0] != '\0' && strcmp(section, "marketpay") != 0)
+		snprintf(msg, sizeof(msg), "unknown section [%s]", section);
+	else if (config_set(ctx->c, name, value, msg, sizeof(msg)) == 0)
+		return 1;
+	if (ctx->err_line == 0) {
+		ctx->err_line = ctx->line;
+		snprintf(ctx->err, sizeof(ctx->err), "%s", msg);
 	}
-	return config_set(ctx->c, name, value, ctx->err, ctx->errlen) == 0;
+	return 0;
 }
 
 static int
@@ -150,7 +187,7 @@ check_values(struct config *c, char *err, size_t errlen)
 int
 config_load(struct config *c, const char *path, char *err, size_t errlen)
 {
-	struct load_ctx ctx = { c, err, errlen };
+	struct load_ctx ctx;
 	char inner[256] = "";
 	size_t i;
 	int rc;
@@ -163,15 +200,21 @@ config_load(struct config *c, const char *path, char *err, size_t errlen)
 		path = getenv("MARKETPAY_CONFIG");
 	if (path == NULL || path[0] == '\0')
 		path = CONFIG_DEFAULT_PATH;
-	ctx.err = inner;
-	ctx.errlen = sizeof(inner);
-	rc = ini_parse(path, on_ini, &ctx);
-	if (rc < 0) {
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.c = c;
+	if ((ctx.fp = fopen(path, "r")) == NULL) {
 		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 		return -1;
 	}
-	if (rc > 0) {
-		snprintf(err, errlen, "%s:%d: %s", path, rc, inner[0] ? inner : "syntax error");
+	rc = ini_parse_stream(read_line, &ctx, on_ini, &ctx);
+	fclose(ctx.fp);
+	/* inih returns the first line it found wrong; ours may be a later one. */
+	if (ctx.err_line != 0 && (rc <= 0 || ctx.err_line <= rc)) {
+		snprintf(err, errlen, "%s:%d: %s", path, ctx.err_line, ctx.err);
+		return -1;
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "%s:%d: syntax error", path, rc);
 		return -1;
 	}
 	if (check_values(c, inner, sizeof(inner)) != 0) {

@@ -20,7 +20,8 @@ fcgi_new(void)
 {
 	struct fcgi *f;
 
-	if (FCGX_Init() != 0)
+	/* Started from a shell rather than by spawn-fcgi, stdin is no listening socket. */
+	if (FCGX_Init() != 0 || FCGX_IsCGI())
 		return NULL;
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return NULL;

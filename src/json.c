@@ -7,27 +7,100 @@
 #include "money.h"
 
 /*
- * json-c 0.16 accepts single-quoted strings even in strict mode; RFC 8259 does not. Finds
- * a quote character outside any double-quoted string.
+ * Length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, nothing
+ * above U+10FFFF), or 0 when it is invalid. json-c 0.16's VALIDATE_UTF8 lets overlong
+ * forms and surrogates through, and PostgreSQL would then refuse the text with a 500.
  */
-static bool
-has_single_quote(const char *buf, size_t len)
+static size_t
+utf8_seq(const unsigned char *p, size_t left)
 {
-	bool in_string = false;
-	size_t i;
+	size_t n, i;
+	unsigned int cp;
 
-	for (i = 0; i < len; i++) {
-		if (in_string) {
-			if (buf[i] == '\\')
-				i++;
-			else if (buf[i] == '"')
-				in_string = false;
-		} else if (buf[i] == '"')
-			in_string = true;
-		else if (buf[i] == '\'')
-			return true;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		n = 2, cp = p[0] & 0x1F;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		n = 3, cp = p[0] & 0x0F;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (left < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
 	}
-	return false;
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+/*
+ * What json-c 0.16 lets through even in strict mode and RFC 8259 does not: invalid UTF-8,
+ * raw control characters inside strings, single-quoted strings, "1." Returns the problem, or
+ * NULL when the text is clean.
+ */
+static const char *
+lexical_problem(const char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	bool in_string = false;
+	size_t i, n;
+
+	for (i = 0; i < len; i += n) {
+		if ((n = utf8_seq(p + i, len - i)) == 0)
+			return "invalid UTF-8";
+		if (n > 1)
+			continue;
+		if (in_string) {
+			if (p[i] < 0x20)
+				return "control character in a string";
+			if (p[i] == '\\' && i + 1 < len && p[i + 1] >= 0x20)
+				n = 2;
+			else if (p[i] == '"')
+				in_string = false;
+		} else if (p[i] == '"')
+			in_string = true;
+		else if (p[i] == '\'')
+			return "single-quoted string";
+		else if (p[i] == '.' && (i == 0 || p[i - 1] < '0' || p[i - 1] > '9' ||
+		    i + 1 == len || p[i + 1] < '0' || p[i + 1] > '9'))
+			return "a decimal point needs digits on both sides";
+	}
+	return NULL;
+}
+
+/* json-c parses NaN and Infinity even in strict mode; JSON has no such numbers. */
+static bool
+has_non_finite(struct json_object *o)
+{
+	size_t i, n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_double:
+		return !isfinite(json_object_get_double(o));
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			if (has_non_finite(json_object_array_get_idx(o, i)))
+				return true;
+		return false;
+	case json_type_object: {
+		json_object_object_foreach(o, key, val) {
+			(void)key;
+			if (has_non_finite(val))
+				return true;
+		}
+		return false;
+	}
+	default:
+		return false;
+	}
 }
 
 struct json_object *
@@ -36,6 +109,8 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	struct json_tokener *tok = NULL;
 	struct json_object *obj = NULL;
 	enum json_tokener_error jerr;
+	const char *problem;
+	size_t first;
 
 	if (len == 0) {
 		snprintf(msg, msglen, "request body must be a JSON object");
@@ -45,8 +120,8 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 		snprintf(msg, msglen, "request body is not valid JSON: NUL byte");
 		return NULL;
 	}
-	if (has_single_quote(buf, len)) {
-		snprintf(msg, msglen, "request body is not valid JSON: single-quoted string");
+	if ((problem = lexical_problem(buf, len)) != NULL) {
+		snprintf(msg, msglen, "request body is not valid JSON: %s", problem);
 		return NULL;
 	}
 	if ((tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH)) == NULL) {
@@ -57,7 +132,13 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	obj = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
 	if (jerr == json_tokener_continue) {
-		snprintf(msg, msglen, "request body is not valid JSON: unexpected end of input");
+		/* json-c waits for more after a bare top-level scalar such as 12 or "x". */
+		first = strspn(buf, " \t\r\n");
+		if (first < len && buf[first] != '{' && buf[first] != '[')
+			snprintf(msg, msglen, "request body must be a JSON object");
+		else
+			snprintf(msg, msglen, "request body is not valid JSON: unexpected end of "
+			    "input");
 		goto fail;
 	}
 	if (jerr != json_tokener_success) {
@@ -67,6 +148,10 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	}
 	if (json_tokener_get_parse_end(tok) != len) {
 		snprintf(msg, msglen, "request body is not valid JSON: data after the value");
+		goto fail;
+	}
+	if (has_non_finite(obj)) {
+		snprintf(msg, msglen, "request body is not valid JSON: NaN or Infinity");
 		goto fail;
 	}
 	json_tokener_free(tok);

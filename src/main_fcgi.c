@@ -11,18 +11,25 @@
 #include "log.h"
 #include "route.h"
 
+static volatile sig_atomic_t stopping;
+
 static void
 on_term(int sig)
 {
 	(void)sig;
+	stopping = 1;
 	fcgi_shutdown();
 }
 
 static int
-install_signals(void)
+install_signals(sigset_t *stops)
 {
 	struct sigaction sa;
 
+	sigemptyset(stops);
+	sigaddset(stops, SIGTERM);
+	sigaddset(stops, SIGUSR1);
+	sigaddset(stops, SIGINT);
 	/* No SA_RESTART: the signal must interrupt accept() so an idle worker exits at once. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
@@ -58,7 +65,8 @@ main(int argc, char **argv)
 	struct fcgi *f = NULL;
 	struct req *req;
 	const char *path = NULL;
-	char err[512], epath[256];
+	char err[512], epath[256], emethod[32];
+	sigset_t stops;
 	int ch, verbose = 0, rc = 1;
 
 	while ((ch = getopt(argc, argv, "c:v")) != -1) {
@@ -79,13 +87,24 @@ main(int argc, char **argv)
 	while (verbose-- > 0)
 		log_more();
 	if ((app.db = db_new(app.cfg.database)) == NULL || (f = fcgi_new()) == NULL ||
-	    install_signals() != 0) {
-		log_msg(LOG_LVL_ERROR, NULL, "startup failed (is stdin a FastCGI socket?)");
+	    install_signals(&stops) != 0) {
+		/* Said on stderr too: whoever started it by hand is looking there, not at syslog. */
+		fprintf(stderr, "marketpay-fcgi: startup failed (is stdin a FastCGI socket? "
+		    "start it with spawn-fcgi)\n");
+		log_msg(LOG_LVL_ERROR, NULL, "startup failed");
 		goto out;
 	}
 	db_ready(app.db);
 	log_msg(LOG_LVL_INFO, NULL, "worker ready");
-	while (fcgi_accept(f) == 0) {
+	for (;;) {
+		/*
+		 * Stop signals are let in only while waiting for a connection: they end the wait
+		 * at once, and can never cut short a read or write of the request in hand.
+		 */
+		sigprocmask(SIG_UNBLOCK, &stops, NULL);
+		if (stopping || fcgi_accept(f) != 0)
+			break;
+		sigprocmask(SIG_BLOCK, &stops, NULL);
 		if ((req = fcgi_read(f, app.cfg.max_body_bytes)) == NULL) {
 			struct req oom = { 0 };
 
@@ -97,14 +116,18 @@ main(int argc, char **argv)
 		route_dispatch(&app, req);
 		fcgi_finish(f, req);
 		log_msg(req->status >= 500 ? LOG_LVL_WARN : LOG_LVL_INFO, req->request_id,
-		    "%s %s status=%d dur_ms=%.1f merchant=%lld", req->method,
+		    "%s %s status=%d dur_ms=%.1f merchant=%lld",
+		    log_escape(req->method, emethod, sizeof(emethod)),
 		    log_escape(req->path, epath, sizeof(epath)), req->status,
 		    elapsed_ms(&req->start), (long long)req->merchant_id);
 		db_set_reqid(app.db, NULL);
 		req_free(req);
 	}
-	log_msg(LOG_LVL_INFO, NULL, "worker exiting");
-	rc = 0;
+	if (stopping) {
+		log_msg(LOG_LVL_INFO, NULL, "worker exiting");
+		rc = 0;
+	} else
+		log_msg(LOG_LVL_ERROR, NULL, "accept failed; worker exiting");
 out:
 	fcgi_free(f);
 	db_free(app.db);

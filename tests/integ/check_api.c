@@ -166,11 +166,16 @@ static const struct bad bad_bodies[] = {
 	{ "{\"items\":[", "not valid JSON" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]} x", "not valid JSON" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]}{}", "not valid JSON" },
-	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":NaN}]}", "price" },
-	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":Infinity}]}", "price" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":NaN}]}", "NaN or Infinity" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":Infinity}]}", "NaN or Infinity" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]/* c */}", "not valid JSON" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"\xff\xfe\",\"price\":1}]}", "not valid JSON" },
 	{ "{'items':[]}", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"\xed\xa0\x80\",\"price\":1}]}", "invalid UTF-8" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"\xc0\xaf\",\"price\":1}]}", "invalid UTF-8" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\x01\",\"price\":1}]}", "control character" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1.}]}", "decimal point" },
+	{ "\"just a string\"", "request body must be a JSON object" },
 };
 
 START_TEST(test_create_invalid)

@@ -1,0 +1,68 @@
+#ifndef MP_CONFIG_H
+#define MP_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/marketpay/marketpay.conf"
+
+enum config_env {
+	CONFIG_SANDBOX = 0,
+	CONFIG_PRODUCTION,
+	CONFIG_ENV__MAX
+};
+
+/* Everything read from marketpay.conf; strings are owned by the struct (config_free). */
+struct config {
+	enum config_env environment;
+	char *database;            /* libpq connection string */
+	char *checkout_base_url;   /* no trailing slash */
+	char *currency;            /* default ISO 4217 code for new merchants */
+	long session_lifetime;     /* seconds */
+	int64_t max_amount;        /* minor units */
+	long max_body_bytes;
+	long max_items;
+	long idempotency_wait_ms;
+	long idempotency_ttl;      /* seconds */
+	char *log_file;            /* "syslog" (default), "stderr" (or ""), else a path */
+	char *log_level;           /* error, warn, info, debug */
+	char *sql_dir;             /* migrations for marketpayctl db migrate */
+};
+
+enum config_kind {
+	CONFIG_STR,    /* string, copied */
+	CONFIG_LONG,   /* decimal integer within [min, max] */
+	CONFIG_MONEY,  /* amount in major units, stored as minor units */
+	CONFIG_ENV,    /* "sandbox" or "production" */
+	CONFIG_KIND__MAX
+};
+
+/* One row per key: the table drives parsing, defaults and the docs test. */
+struct config_key {
+	const char *name;
+	enum config_kind kind;
+	size_t offset;         /* into struct config */
+	long min, max;         /* CONFIG_LONG bounds */
+	const char *def;       /* default, as it would be written in the file */
+};
+
+extern const struct config_key config_keys[];
+extern const size_t config_nkeys;
+
+/*
+ * Fills c with the defaults, then reads path (NULL: $MARKETPAY_CONFIG, else the default
+ * path). Returns 0, or -1 with a message naming file, line and key written to err.
+ * Free with config_free, also after a failure.
+ */
+int config_load(struct config *c, const char *path, char *err, size_t errlen);
+
+/* Sets one key from its text form; returns 0 or -1 with the rule in err. */
+int config_set(struct config *c, const char *name, const char *value, char *err, size_t errlen);
+
+/* Releases the strings of c. */
+void config_free(struct config *c);
+
+/* The API key prefix of the configured environment ("mp_test_" or "mp_live_"). */
+const char *config_key_prefix(const struct config *c);
+
+#endif

@@ -1,0 +1,230 @@
+/* Unit tests for route.c: 404, 405 with Allow, and 503 when the database is unreachable. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "app.h"
+#include "db.h"
+#include "req.h"
+#include "route.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A database that is never there: no socket directory, so libpq fails at once. */
+#define NO_DB "host=/nonexistent dbname=x connect_timeout=1"
+#define UNAVAILABLE "service temporarily unavailable; retry later"
+
+static struct app app;
+
+static void
+setup(void)
+{
+	char path[] = "/tmp/check_route.XXXXXX", err[512] = "";
+	int fd = mkstemp(path);
+
+	ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
+	close(fd);
+	ck_assert_msg(config_load(&app.cfg, path, err, sizeof(err)) == 0, "%s", err);
+	unlink(path);
+	app.db = db_new(NO_DB);
+	ck_assert_ptr_nonnull(app.db);
+}
+
+static void
+teardown(void)
+{
+	db_free(app.db);
+	config_free(&app.cfg);
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	char *p;
+
+	if (s == NULL)
+		return NULL;
+	p = strdup(s);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+/* A request as fcgi.c would build it; body NULL means no body (Content-Length absent). */
+static struct req *
+new_req(const char *method, const char *path, const char *content_type, const char *body)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	ck_assert_ptr_nonnull(r);
+	r->method = dup_or_null(method);
+	r->path = dup_or_null(path);
+	r->query = dup_or_null("");
+	r->content_type = dup_or_null(content_type);
+	r->authorization = dup_or_null("API-KEY mp_test_0123456789abcdef");
+	r->request_id = dup_or_null("test-request");
+	r->length = body != NULL ? REQ_LENGTH_OK : REQ_LENGTH_NONE;
+	r->body = dup_or_null(body != NULL ? body : "");
+	r->body_len = strlen(r->body);
+	return r;
+}
+
+/* Parses the response body and checks it is {"success": false, "message": msg}. */
+static void
+assert_fail_body(const struct req *r, const char *msg)
+{
+	struct json_object *o, *v;
+
+	ck_assert_ptr_nonnull(r->resp);
+	ck_assert_uint_eq(strlen(r->resp), r->resp_len);
+	ck_assert_str_eq(r->content_type_out, "application/json");
+	o = json_tokener_parse(r->resp);
+	ck_assert_msg(o != NULL && json_object_is_type(o, json_type_object), "body %s", r->resp);
+	ck_assert_int_eq(json_object_object_length(o), 2);
+	ck_assert(json_object_object_get_ex(o, "success", &v));
+	ck_assert(json_object_is_type(v, json_type_boolean));
+	ck_assert(!json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(o, "message", &v));
+	ck_assert(json_object_is_type(v, json_type_string));
+	ck_assert_str_eq(json_object_get_string(v), msg);
+	json_object_put(o);
+}
+
+static const struct {
+	const char *method, *path;
+	int status;
+	const char *allow;    /* the Allow header; NULL: none */
+	const char *message;
+} cases[] = {
+	{ "GET",    "/",                                    404, NULL, "no such endpoint" },
+	{ "GET",    "/nope",                                404, NULL, "no such endpoint" },
+	{ "POST",   "/api/v1/payment/create-session/",      404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/sessions/",            404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/sessions/a/b",         404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/sessions",             404, NULL, "no such endpoint" },
+	{ "GET",    "/API/V1/HEALTH",                       404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/health/",                      404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/create-session",       405, "POST",
+	  "method not allowed here; use POST" },
+	{ "PUT",    "/api/v1/payment/create-session",       405, "POST",
+	  "method not allowed here; use POST" },
+	{ "post",   "/api/v1/payment/create-session",       405, "POST",
+	  "method not allowed here; use POST" },
+	{ "POST",   "/api/v1/payment/sessions/x",           405, "GET",
+	  "method not allowed here; use GET" },
+	{ "DELETE", "/api/v1/payment/sessions/x",           405, "GET",
+	  "method not allowed here; use GET" },
+	{ "POST",   "/api/v1/health",                       405, "GET",
+	  "method not allowed here; use GET" },
+	/* The database is checked before the API key, so these never reach auth. */
+	{ "POST",   "/api/v1/payment/create-session",       503, NULL, UNAVAILABLE },
+	{ "GET",    "/api/v1/payment/sessions/x",           503, NULL, UNAVAILABLE },
+};
+
+START_TEST(test_dispatch_table)
+{
+	struct req *r = new_req(cases[_i].method, cases[_i].path, "application/json",
+	    "{\"amount\":12.50}");
+	const char *allow;
+
+	route_dispatch(&app, r);
+	ck_assert_msg(r->status == cases[_i].status, "%s %s: %d, want %d", cases[_i].method,
+	    cases[_i].path, r->status, cases[_i].status);
+	allow = req_header_out(r, "Allow");
+	if (cases[_i].allow == NULL) {
+		ck_assert_msg(allow == NULL, "%s %s: Allow: %s", cases[_i].method, cases[_i].path,
+		    allow);
+		ck_assert_uint_eq(r->nheaders, 0);
+	} else {
+		ck_assert_pstr_eq(allow, cases[_i].allow);
+		ck_assert_pstr_eq(req_header_out(r, "allow"), cases[_i].allow);
+		ck_assert_uint_eq(r->nheaders, 1);
+	}
+	assert_fail_body(r, cases[_i].message);
+	ck_assert_int_eq(r->merchant_id, 0);
+	req_free(r);
+}
+END_TEST
+
+/* Without a database the 503 comes first, whatever the request's own faults. */
+START_TEST(test_create_without_db)
+{
+	static const struct {
+		const char *content_type, *body;
+	} variants[] = {
+		{ NULL, NULL },
+		{ "text/plain", "x" },
+		{ "application/json", "not json" },
+	};
+	struct req *r;
+	size_t i;
+
+	for (i = 0; i < NELEM(variants); i++) {
+		r = new_req("POST", "/api/v1/payment/create-session", variants[i].content_type,
+		    variants[i].body);
+		free(r->authorization);
+		r->authorization = NULL;
+		route_dispatch(&app, r);
+		ck_assert_int_eq(r->status, 503);
+		assert_fail_body(r, UNAVAILABLE);
+		req_free(r);
+	}
+}
+END_TEST
+
+START_TEST(test_health_without_db)
+{
+	struct json_object *o, *v;
+	struct req *r;
+	int round;
+
+	/* Twice: the second call falls in the reconnect back-off and must still answer. */
+	for (round = 0; round < 2; round++) {
+		r = new_req("GET", "/api/v1/health", NULL, NULL);
+		route_dispatch(&app, r);
+		ck_assert_int_eq(r->status, 503);
+		ck_assert_str_eq(r->content_type_out, "application/json");
+		ck_assert_uint_eq(r->nheaders, 0);
+		o = json_tokener_parse(r->resp);
+		ck_assert_msg(o != NULL, "body %s", r->resp);
+		ck_assert(json_object_object_get_ex(o, "status", &v));
+		ck_assert_str_eq(json_object_get_string(v), "unavailable");
+		ck_assert(json_object_object_get_ex(o, "database", &v));
+		ck_assert_str_eq(json_object_get_string(v), "unreachable");
+		ck_assert(!json_object_object_get_ex(o, "success", NULL));
+		json_object_put(o);
+		req_free(r);
+	}
+}
+END_TEST
+
+static Suite *
+route_suite(void)
+{
+	Suite *s = suite_create("route");
+	TCase *tc = tcase_create("dispatch");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(tc, test_dispatch_table, 0, (int)NELEM(cases));
+	tcase_add_test(tc, test_create_without_db);
+	tcase_add_test(tc, test_health_without_db);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(route_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
