@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The shipped nginx server blocks (production and sandbox) must be valid nginx: each is
+# checked with `nginx -t` inside a minimal main config, with a throwaway self-signed
+# certificate and the paths pointed into a temporary directory.
+set -euo pipefail
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-nginx.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-keyout "$dir/test.key" -out "$dir/test.crt" 2>/dev/null
+cp /etc/nginx/fastcgi_params "$dir/fastcgi_params"
+cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/marketpay-fastcgi.conf"
+for env in production sandbox; do
+	sed -e "s|/etc/ssl/marketpay/$env.crt|$dir/test.crt|" \
+		-e "s|/etc/ssl/marketpay/$env.key|$dir/test.key|" \
+		-e "s|/etc/marketpay/nginx/marketpay-fastcgi.conf|$dir/marketpay-fastcgi.conf|" \
+		"$srcdir/nginx/marketpay-$env.conf" >"$dir/$env.conf"
+	cat >"$dir/nginx-$env.conf" <<CONF
+pid $dir/nginx.pid;
+error_log $dir/error.log;
+events {}
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp;
+    include $dir/$env.conf;
+}
+CONF
+	if ! out=$(nginx -t -q -p "$dir" -c "$dir/nginx-$env.conf" -e "$dir/error.log" 2>&1); then
+		echo "nginx/marketpay-$env.conf is not valid nginx:" >&2
+		echo "$out" >&2
+		exit 1
+	fi
+	grep -q 'return 301 https' "$dir/$env.conf" || { echo "$env: no HTTP to HTTPS redirect" >&2; exit 1; }
+done
+grep -q 'Strict-Transport-Security' "$srcdir/nginx/marketpay-production.conf" ||
+	{ echo "production: no HSTS" >&2; exit 1; }
+echo "nginx server blocks: valid"
