@@ -154,9 +154,14 @@ too_early(const struct db *db)
 bool
 db_ready(struct db *db)
 {
-	/* Reading pending input notices a server that closed the connection while we idled. */
+	/*
+	 * Reading pending input notices a server that closed the connection while we idled: the
+	 * first read takes its FATAL message, the second the end of the stream. Both return at
+	 * once on a healthy idle connection.
+	 */
 	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK &&
-	    PQconsumeInput(db->conn) == 1 && PQstatus(db->conn) == CONNECTION_OK)
+	    PQconsumeInput(db->conn) == 1 && PQconsumeInput(db->conn) == 1 &&
+	    PQstatus(db->conn) == CONNECTION_OK)
 		return true;
 	if (db->conn != NULL) {
 		log_msg(LOG_LVL_WARN, db->reqid, "database connection lost; reconnecting");
