@@ -28,6 +28,15 @@ const struct config_key config_keys[] = {
 	{ "log_file",            CONFIG_STR,   OFF(log_file), 0, 0, "syslog" },
 	{ "log_level",           CONFIG_STR,   OFF(log_level), 0, 0, "info" },
 	{ "sql_dir",             CONFIG_STR,   OFF(sql_dir), 0, 0, PKGDATADIR "/sql" },
+	{ "secrets_key_file",    CONFIG_STR,   OFF(secrets_key_file), 0, 0,
+	  "/etc/marketpay/secrets.key" },
+	{ "pepper_file",         CONFIG_STR,   OFF(pepper_file), 0, 0, "/etc/marketpay/pin-pepper" },
+	{ "pin_max_attempts",    CONFIG_LONG,  OFF(pin_max_attempts), 1, 100, "5" },
+	{ "pin_lock_seconds",    CONFIG_LONG,  OFF(pin_lock_seconds), 1, 86400, "900" },
+	{ "webhook_retry_schedule", CONFIG_STR, OFF(webhook_retry_schedule), 0, 0,
+	  "5,300,1800,7200,18000,36000,36000" },
+	{ "webhook_timeout",     CONFIG_LONG,  OFF(webhook_timeout), 1, 300, "10" },
+	{ "webhook_poll_interval", CONFIG_LONG, OFF(webhook_poll_interval), 1, 3600, "5" },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

@@ -27,6 +27,13 @@ struct config {
 	char *log_file;            /* "syslog" (default), "stderr" (or ""), else a path */
 	char *log_level;           /* error, warn, info, debug */
 	char *sql_dir;             /* migrations for marketpayctl db migrate */
+	char *secrets_key_file;    /* 32 bytes: encrypts webhook signing secrets at rest */
+	char *pepper_file;         /* 32 bytes: the HMAC key of PIN digests */
+	long pin_max_attempts;     /* consecutive wrong PINs before the lock */
+	long pin_lock_seconds;
+	char *webhook_retry_schedule; /* seconds between attempts, comma-separated */
+	long webhook_timeout;      /* seconds per delivery attempt */
+	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
 };
 
 enum config_kind {

@@ -1,6 +1,11 @@
 /* The only file that includes OpenSSL headers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 #include "crypto.h"
@@ -39,4 +44,114 @@ int
 crypto_equal(const void *a, const void *b, size_t len)
 {
 	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+int
+crypto_hmac_sha256(const void *key, size_t keylen, const void *p, size_t len,
+    unsigned char out[CRYPTO_SHA256_LEN])
+{
+	unsigned int outlen = 0;
+
+	if (HMAC(EVP_sha256(), key, (int)keylen, p, len, out, &outlen) == NULL ||
+	    outlen != CRYPTO_SHA256_LEN)
+		return -1;
+	return 0;
+}
+
+char *
+crypto_base64(const unsigned char *p, size_t len)
+{
+	char *out = malloc(4 * ((len + 2) / 3) + 1);
+
+	if (out == NULL)
+		return NULL;
+	EVP_EncodeBlock((unsigned char *)out, p, (int)len);
+	return out;
+}
+
+unsigned char *
+crypto_unbase64(const char *text, size_t *outlen)
+{
+	size_t len = strlen(text), pad = 0;
+	unsigned char *out;
+	int n;
+
+	if (len == 0 || len % 4 != 0 ||
+	    strspn(text, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") != len)
+		return NULL;
+	if (text[len - 1] == '=')
+		pad++;
+	if (text[len - 2] == '=')
+		pad++;
+	/* '=' only as the last one or two characters. */
+	if (memchr(text, '=', len - pad) != NULL || (out = malloc(len / 4 * 3 + 1)) == NULL)
+		return NULL;
+	n = EVP_DecodeBlock(out, (const unsigned char *)text, (int)len);
+	if (n < 0 || (size_t)n < pad) {
+		free(out);
+		return NULL;
+	}
+	*outlen = (size_t)n - pad;
+	return out;
+}
+
+int
+crypto_load_key(const char *path, unsigned char key[CRYPTO_KEY_LEN])
+{
+	FILE *fp = fopen(path, "rb");
+	unsigned char extra;
+	size_t n;
+
+	if (fp == NULL)
+		return -1;
+	n = fread(key, 1, CRYPTO_KEY_LEN, fp);
+	if (n != CRYPTO_KEY_LEN || fread(&extra, 1, 1, fp) != 0) {
+		fclose(fp);
+		OPENSSL_cleanse(key, CRYPTO_KEY_LEN);
+		return -1;
+	}
+	fclose(fp);
+	return 0;
+}
+
+int
+crypto_seal(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
+    unsigned char *out)
+{
+	EVP_CIPHER_CTX *ctx = NULL;
+	int n = 0, rc = -1;
+
+	if (RAND_bytes(out, 12) != 1 || (ctx = EVP_CIPHER_CTX_new()) == NULL)
+		goto out;
+	if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, out) != 1 ||
+	    EVP_EncryptUpdate(ctx, out + 12, &n, p, (int)len) != 1 ||
+	    EVP_EncryptFinal_ex(ctx, out + 12 + n, &n) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, out + 12 + len) != 1)
+		goto out;
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(ctx);
+	return rc;
+}
+
+int
+crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
+    unsigned char *out)
+{
+	EVP_CIPHER_CTX *ctx = NULL;
+	size_t clen;
+	int n = 0, rc = -1;
+
+	if (len < CRYPTO_SEAL_OVERHEAD || (ctx = EVP_CIPHER_CTX_new()) == NULL)
+		goto out;
+	clen = len - CRYPTO_SEAL_OVERHEAD;
+	if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, p) != 1 ||
+	    EVP_DecryptUpdate(ctx, out, &n, p + 12, (int)clen) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, (void *)(p + 12 + clen)) != 1 ||
+	    EVP_DecryptFinal_ex(ctx, out + n, &n) != 1)
+		goto out;
+	rc = 0;
+out:
+	EVP_CIPHER_CTX_free(ctx);
+	return rc;
 }

@@ -17,4 +17,43 @@ int crypto_random(unsigned char *out, size_t len);
 /* Constant-time equality of two len-byte buffers: 1 when equal, else 0. */
 int crypto_equal(const void *a, const void *b, size_t len);
 
+/* HMAC-SHA256 of len bytes at p under key (keylen bytes) into out[32]. 0, or -1. */
+int crypto_hmac_sha256(const void *key, size_t keylen, const void *p, size_t len,
+    unsigned char out[CRYPTO_SHA256_LEN]);
+
+/*
+ * Standard base64 (with padding) of len bytes. Returns a NUL-terminated string the caller
+ * frees, or NULL on ENOMEM.
+ */
+char *crypto_base64(const unsigned char *p, size_t len);
+
+/*
+ * Decodes standard base64 text (padding required, no whitespace). Returns a buffer the
+ * caller frees and its length in *outlen, or NULL when text is not base64 or on ENOMEM.
+ */
+unsigned char *crypto_unbase64(const char *text, size_t *outlen);
+
+#define CRYPTO_KEY_LEN 32          /* a secrets key file holds exactly this many bytes */
+#define CRYPTO_SEAL_OVERHEAD 28    /* 12-byte nonce + 16-byte tag */
+
+/*
+ * Reads a key file of exactly CRYPTO_KEY_LEN bytes into key. Returns 0, or -1 when the file
+ * cannot be read or has another size.
+ */
+int crypto_load_key(const char *path, unsigned char key[CRYPTO_KEY_LEN]);
+
+/*
+ * AES-256-GCM: seals len bytes into out (len + CRYPTO_SEAL_OVERHEAD bytes: nonce, ciphertext,
+ * tag) under key. Returns 0, or -1 on failure.
+ */
+int crypto_seal(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
+    unsigned char *out);
+
+/*
+ * Opens what crypto_seal made (len bytes) into out (len - CRYPTO_SEAL_OVERHEAD bytes).
+ * Returns 0, or -1 when it was tampered with, sealed under another key, or too short.
+ */
+int crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
+    unsigned char *out);
+
 #endif

@@ -58,6 +58,16 @@ start_pg() {
 		as_pg "$pgbin/createdb" -h "$dir/pg" -U postgres marketpay
 }
 
+write_secrets() {
+	local dir=$1
+	# Key files for the stack: webhook secrets are sealed under one, PINs peppered by the other.
+	[ -f "$dir/secrets.key" ] || (umask 077; head -c 32 /dev/urandom >"$dir/secrets.key")
+	[ -f "$dir/pin-pepper" ] || (umask 077; head -c 32 /dev/urandom >"$dir/pin-pepper")
+	# The workers run as nobody when we are root.
+	[ "$(id -u)" = 0 ] && chown nobody "$dir/secrets.key" "$dir/pin-pepper"
+	return 0
+}
+
 write_config() {
 	local dir=$1 port=$2
 	cat >"$dir/marketpay.conf" <<CONF
@@ -67,12 +77,14 @@ database = host=$dir/pg dbname=marketpay user=postgres
 checkout_base_url = http://127.0.0.1:$port
 sql_dir = $srcdir/sql
 log_file = stderr
+secrets_key_file = $dir/secrets.key
+pepper_file = $dir/pin-pepper
 ${MP_CONF_EXTRA:-}
 CONF
 }
 
 write_nginx() {
-	local dir=$1 port=$2
+	local dir=$1 port=$2 rport=$3
 	mkdir -p "$dir/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$dir/nginx/fastcgi_params"
 	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
@@ -89,6 +101,21 @@ http {
     uwsgi_temp_path $dir/nginx/tmp/uwsgi;
     scgi_temp_path $dir/nginx/tmp/scgi;
     server_tokens off;
+    # The test webhook receiver logs what it got, headers and exact body, one JSON line each.
+    log_format webhook escape=json '{"id":"\$http_webhook_id","timestamp":"\$http_webhook_timestamp",'
+        '"signature":"\$http_webhook_signature","content_type":"\$content_type",'
+        '"uri":"\$request_uri","status":"\$status","body":"\$request_body"}';
+    server {
+        listen 127.0.0.1:$rport;
+        location /hook {
+            # tests create $dir/receiver-down to make the receiver fail for a while
+            if (-f $dir/receiver-down) { return 503; }
+            access_log $dir/webhooks.log webhook;
+            # Proxying makes nginx read the body, so \$request_body is there to log.
+            proxy_pass http://127.0.0.1:$rport/sink;
+        }
+        location = /sink { access_log off; return 204; }
+    }
     server {
         listen 127.0.0.1:$port;
         client_max_body_size 1m;
@@ -123,6 +150,15 @@ start_pool() {
 	wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
 }
 
+# marketpay-webhookd, once it is built: one daemon (tests may start a second one).
+start_webhookd() {
+	local dir=$1
+	[ -x "$builddir/marketpay-webhookd" ] || return 0
+	setsid "$builddir/marketpay-webhookd" -c "$dir/marketpay.conf" </dev/null \
+		>>"$dir/webhookd.log" 2>&1 &
+	echo $! >"$dir/webhookd.pid"
+}
+
 start() {
 	local dir=$1 port=${2:-}
 	for bin in "$pgbin/initdb" /usr/sbin/nginx /usr/bin/spawn-fcgi /usr/bin/multiwatch \
@@ -133,11 +169,15 @@ start() {
 	dir=$(cd "$dir" && pwd)
 	chmod 755 "$dir"
 	[ -n "$port" ] || port=$(free_port)
+	local rport
+	rport=$(free_port)
 	start_pg "$dir"
+	write_secrets "$dir"
 	write_config "$dir" "$port"
 	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db migrate >/dev/null
-	write_nginx "$dir" "$port"
+	write_nginx "$dir" "$port" "$rport"
 	start_pool "$dir"
+	start_webhookd "$dir"
 	/usr/sbin/nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" ||
 		die "nginx did not start"
 	cat >"$dir/stack.env" <<ENV
@@ -146,11 +186,12 @@ MARKETPAY_PORT=$port
 MARKETPAY_CONFIG=$dir/marketpay.conf
 MARKETPAY_STACK_DIR=$dir
 MARKETPAYCTL=$builddir/marketpayctl
+MARKETPAY_WEBHOOK_RECEIVER=http://127.0.0.1:$rport/hook
 PGHOST=$dir/pg
 PGPORT=5432
 PGDATABASE=marketpay
 PGUSER=postgres
-export MARKETPAY_BASE_URL MARKETPAY_PORT MARKETPAY_CONFIG MARKETPAY_STACK_DIR MARKETPAYCTL PGHOST PGPORT PGDATABASE PGUSER
+export MARKETPAY_BASE_URL MARKETPAY_PORT MARKETPAY_CONFIG MARKETPAY_STACK_DIR MARKETPAYCTL MARKETPAY_WEBHOOK_RECEIVER PGHOST PGPORT PGDATABASE PGUSER
 ENV
 	wait_for 20 curl -fsS "http://127.0.0.1:$port/api/v1/health" ||
 		{ tail -20 "$dir/fcgi.log" >&2; die "the stack does not answer on port $port"; }
@@ -161,6 +202,12 @@ stop() {
 	[ -d "$dir" ] || return 0
 	if [ -f "$dir/nginx/nginx.pid" ]; then
 		kill -QUIT "$(cat "$dir/nginx/nginx.pid")" 2>/dev/null || true
+	fi
+	if [ -f "$dir/webhookd.pid" ]; then
+		pid=$(cat "$dir/webhookd.pid")
+		kill -TERM "$pid" 2>/dev/null || true
+		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
+		rm -f "$dir/webhookd.pid"
 	fi
 	if [ -f "$dir/pool.pid" ]; then
 		pid=$(cat "$dir/pool.pid")
