@@ -23,9 +23,11 @@ CREATE TABLE accounts (
     pin_locked_until timestamptz,
     created_at       timestamptz NOT NULL DEFAULT now(),
     CHECK (kind = 'system' OR balance >= 0),
-    CHECK (kind IN ('merchant', 'vendor') = (merchant_id IS NOT NULL) OR kind = 'system')
+    CHECK (kind <> 'merchant' OR merchant_id IS NOT NULL)
 );
 CREATE INDEX accounts_merchant ON accounts (merchant_id, kind) WHERE merchant_id IS NOT NULL;
+-- One funding account per currency: deposits come from it.
+CREATE UNIQUE INDEX accounts_one_funding ON accounts (currency) WHERE kind = 'system';
 -- One settlement account per merchant and currency: payments are credited to it.
 CREATE UNIQUE INDEX accounts_one_merchant_account ON accounts (merchant_id, currency)
     WHERE kind = 'merchant';

@@ -46,6 +46,12 @@ crypto_equal(const void *a, const void *b, size_t len)
 	return CRYPTO_memcmp(a, b, len) == 0;
 }
 
+void
+crypto_wipe(void *p, size_t len)
+{
+	OPENSSL_cleanse(p, len);
+}
+
 int
 crypto_hmac_sha256(const void *key, size_t keylen, const void *p, size_t len,
     unsigned char out[CRYPTO_SHA256_LEN])

@@ -17,6 +17,9 @@ int crypto_random(unsigned char *out, size_t len);
 /* Constant-time equality of two len-byte buffers: 1 when equal, else 0. */
 int crypto_equal(const void *a, const void *b, size_t len);
 
+/* Overwrites len bytes at p with zeros in a way the compiler keeps. */
+void crypto_wipe(void *p, size_t len);
+
 /* HMAC-SHA256 of len bytes at p under key (keylen bytes) into out[32]. 0, or -1. */
 int crypto_hmac_sha256(const void *key, size_t keylen, const void *p, size_t len,
     unsigned char out[CRYPTO_SHA256_LEN]);

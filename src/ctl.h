@@ -30,5 +30,10 @@ int ctl_merchant_create(struct ctl *c, int argc, char **argv);
 int ctl_key_create(struct ctl *c, int argc, char **argv);
 int ctl_key_revoke(struct ctl *c, int argc, char **argv);
 int ctl_key_list(struct ctl *c, int argc, char **argv);
+int ctl_account_create(struct ctl *c, int argc, char **argv);
+int ctl_account_deposit(struct ctl *c, int argc, char **argv);
+int ctl_account_pin(struct ctl *c, int argc, char **argv);
+int ctl_account_show(struct ctl *c, int argc, char **argv);
+int ctl_ledger_verify(struct ctl *c, int argc, char **argv);
 
 #endif

@@ -20,6 +20,13 @@ static const struct command commands[] = {
 	{ "key", "create", ctl_key_create, "key create MERCHANT_ID" },
 	{ "key", "revoke", ctl_key_revoke, "key revoke KEY_PREFIX_OR_ID" },
 	{ "key", "list", ctl_key_list, "key list MERCHANT_ID" },
+	{ "account", "create", ctl_account_create,
+	  "account create --kind customer|vendor|merchant [--merchant ID] [--currency CODE] "
+	  "[--name NAME]" },
+	{ "account", "deposit", ctl_account_deposit, "account deposit ACCOUNT AMOUNT" },
+	{ "account", "pin", ctl_account_pin, "account pin ACCOUNT < pin" },
+	{ "account", "show", ctl_account_show, "account show ACCOUNT" },
+	{ "ledger", "verify", ctl_ledger_verify, "ledger verify" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

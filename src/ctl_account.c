@@ -1,0 +1,237 @@
+/* marketpayctl account ...: ledger accounts, deposits, wallet PINs, statements. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "ctl.h"
+#include "money.h"
+#include "pin.h"
+
+struct kind {
+	const char *name;
+	const char *prefix;   /* first two characters of its account numbers */
+};
+
+static const struct kind kinds[] = {
+	{ "customer", "CU" },
+	{ "vendor", "VE" },
+	{ "merchant", "ME" },
+};
+
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* Two letters, nine random digits and a Luhn check digit: "CU4821937705". */
+static int
+new_account_number(const char *prefix, char out[13])
+{
+	unsigned char raw[9];
+	int i, sum = 0, d;
+
+	if (crypto_random(raw, sizeof(raw)) != 0)
+		return -1;
+	memcpy(out, prefix, 2);
+	for (i = 0; i < 9; i++)
+		out[2 + i] = (char)('0' + raw[i] % 10);
+	/* Luhn over the nine digits, the check digit to their right. */
+	for (i = 8; i >= 0; i--) {
+		d = out[2 + i] - '0';
+		if ((8 - i) % 2 == 0 && (d *= 2) > 9)
+			d -= 9;
+		sum += d;
+	}
+	out[11] = (char)('0' + (10 - sum % 10) % 10);
+	out[12] = '\0';
+	return 0;
+}
+
+int
+ctl_account_create(struct ctl *c, int argc, char **argv)
+{
+	const struct kind *k = NULL;
+	const char *merchant = NULL, *currency = NULL, *name = NULL, *p[5];
+	char number[13];
+	PGresult *r = NULL;
+	size_t j;
+	int i, tries;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc) {
+			for (j = 0, i++; j < NKINDS; j++)
+				if (strcmp(argv[i], kinds[j].name) == 0)
+					k = &kinds[j];
+		} else if (strcmp(argv[i], "--merchant") == 0 && i + 1 < argc)
+			merchant = argv[++i];
+		else if (strcmp(argv[i], "--currency") == 0 && i + 1 < argc)
+			currency = argv[++i];
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else
+			k = NULL, i = argc;
+	}
+	if (k == NULL)
+		return ctl_fail("usage: marketpayctl account create --kind customer|vendor|merchant "
+		    "[--merchant ID] [--currency CODE] [--name NAME]");
+	if (merchant != NULL && !ctl_is_id(merchant))
+		return ctl_fail("--merchant must be a merchant id");
+	if (strcmp(k->name, "merchant") == 0 && merchant == NULL)
+		return ctl_fail("a merchant account needs --merchant ID");
+	if (currency != NULL &&
+	    (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3))
+		return ctl_fail("--currency must be a three-letter ISO 4217 code such as AFN");
+	/* The currency defaults to the merchant's, else to the configured one. */
+	p[1] = k->name;
+	p[2] = merchant;
+	p[3] = currency != NULL ? currency : merchant == NULL ? c->cfg.currency : NULL;
+	p[4] = name;
+	for (tries = 0; tries < 5; tries++) {
+		if (new_account_number(k->prefix, number) != 0)
+			return ctl_fail("no random bytes available");
+		p[0] = number;
+		PQclear(r);
+		r = PQexecParams(c->conn,
+		    "INSERT INTO accounts (account_number, kind, merchant_id, currency, name)"
+		    " SELECT $1, $2, $3::bigint, coalesce($4, (SELECT currency FROM merchants"
+		    "  WHERE id = $3::bigint)), $5"
+		    " WHERE $3::bigint IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $3::bigint)"
+		    " RETURNING account_number", 5, NULL, p, NULL, NULL, 0);
+		if (PQresultStatus(r) == PGRES_TUPLES_OK)
+			break;
+		/* Another account drew the same number: draw again. */
+		if (strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "23505") != 0 ||
+		    strstr(PQresultErrorMessage(r), "account_number") == NULL)
+			break;
+	}
+	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+		fprintf(stderr, "marketpayctl: account create: %s", PQresultErrorMessage(r));
+		PQclear(r);
+		return 1;
+	}
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return ctl_fail("no merchant %s", merchant);
+	}
+	printf("%s\n", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
+
+int
+ctl_account_deposit(struct ctl *c, int argc, char **argv)
+{
+	const char *p[2];
+	char minor[32];
+	int64_t amount;
+	PGresult *r;
+
+	if (argc != 2)
+		return ctl_fail("usage: marketpayctl account deposit ACCOUNT AMOUNT");
+	if (money_parse(argv[1], strlen(argv[1]), c->cfg.max_amount, &amount) != MONEY_OK)
+		return ctl_fail("AMOUNT %s", money_rule(money_parse(argv[1], strlen(argv[1]),
+		    c->cfg.max_amount, &amount)));
+	snprintf(minor, sizeof(minor), "%lld", (long long)amount);
+	p[0] = argv[0];
+	p[1] = minor;
+	/* From the funding account of the account's currency, made on first use. */
+	if ((r = ctl_exec(c, "account deposit",
+	    "WITH a AS (SELECT id, currency FROM accounts WHERE account_number = $1),"
+	    " f AS (INSERT INTO accounts (account_number, kind, currency, name)"
+	    "  SELECT 'SY' || lpad(nextval('accounts_id_seq')::text, 10, '0'), 'system',"
+	    "   a.currency, 'funding ' || a.currency FROM a"
+	    "  ON CONFLICT (currency) WHERE kind = 'system' DO NOTHING RETURNING id)"
+	    " SELECT 1", 1, p)) == NULL)
+		return 1;
+	PQclear(r);
+	if ((r = ctl_exec(c, "account deposit",
+	    "SELECT mp_post('deposit', a.merchant_id, 'deposit', a.currency,"
+	    "  ARRAY[f.id, a.id], ARRAY[-$2::bigint, $2::bigint])"
+	    " FROM accounts a JOIN accounts f ON f.kind = 'system' AND f.currency = a.currency"
+	    " WHERE a.account_number = $1", 2, p)) == NULL)
+		return 1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return ctl_fail("no account %s", argv[0]);
+	}
+	printf("%s\n", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return 0;
+}
+
+int
+ctl_account_pin(struct ctl *c, int argc, char **argv)
+{
+	char pin[64] = "", digest[67];
+	const char *p[2];
+	PGresult *r;
+	int rc;
+
+	if (argc != 1)
+		return ctl_fail("usage: marketpayctl account pin ACCOUNT < pin");
+	if (fgets(pin, sizeof(pin), stdin) == NULL)
+		return ctl_fail("no PIN on standard input");
+	pin[strcspn(pin, "\r\n")] = '\0';
+	if (!pin_format_ok(pin)) {
+		crypto_wipe(pin, sizeof(pin));
+		return ctl_fail("a PIN is %d to %d digits", PIN_MIN, PIN_MAX);
+	}
+	rc = pin_digest(c->cfg.pepper_file, pin, digest);
+	crypto_wipe(pin, sizeof(pin));
+	if (rc != 0)
+		return ctl_fail("%s: cannot read the pepper (32 bytes)", c->cfg.pepper_file);
+	p[0] = argv[0];
+	p[1] = digest;
+	if ((r = ctl_exec(c, "account pin",
+	    "UPDATE accounts SET pin_digest = $2::bytea, pin_failures = 0, pin_locked_until = NULL"
+	    " WHERE account_number = $1 AND kind = 'customer' RETURNING account_number", 2,
+	    p)) == NULL)
+		return 1;
+	rc = PQntuples(r) == 1 ? 0 : ctl_fail("no customer account %s", argv[0]);
+	if (rc == 0)
+		printf("%s\n", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return rc;
+}
+
+int
+ctl_account_show(struct ctl *c, int argc, char **argv)
+{
+	char amount[MONEY_BUFLEN];
+	const char *p[1];
+	PGresult *r;
+	int i;
+
+	if (argc != 1)
+		return ctl_fail("usage: marketpayctl account show ACCOUNT");
+	p[0] = argv[0];
+	if ((r = ctl_exec(c, "account show",
+	    "SELECT account_number, kind, coalesce(merchant_id::text, '-'), currency, status,"
+	    " balance, version, pin_digest IS NOT NULL, mp_iso(created_at)"
+	    " FROM accounts WHERE account_number = $1", 1, p)) == NULL)
+		return 1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return ctl_fail("no account %s", argv[0]);
+	}
+	printf("account\t%s\nkind\t%s\nmerchant\t%s\ncurrency\t%s\nstatus\t%s\n"
+	    "balance\t%s\nversion\t%s\npin\t%s\ncreated_at\t%s\n", PQgetvalue(r, 0, 0),
+	    PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3), PQgetvalue(r, 0, 4),
+	    money_format(strtoll(PQgetvalue(r, 0, 5), NULL, 10), amount), PQgetvalue(r, 0, 6),
+	    strcmp(PQgetvalue(r, 0, 7), "t") == 0 ? "set" : "none", PQgetvalue(r, 0, 8));
+	PQclear(r);
+	/* The statement: one entry per line, oldest first, with the running balance. */
+	if ((r = ctl_exec(c, "account show",
+	    "SELECT version, mp_iso(created_at), transaction_id, kind, coalesce(reference, ''),"
+	    " amount, balance_after FROM account_statement WHERE account_number = $1"
+	    " ORDER BY version", 1, p)) == NULL)
+		return 1;
+	for (i = 0; i < PQntuples(r); i++) {
+		char after[MONEY_BUFLEN];
+
+		printf("entry\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, 0),
+		    PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3),
+		    PQgetvalue(r, i, 4), money_format(strtoll(PQgetvalue(r, i, 5), NULL, 10), amount),
+		    money_format(strtoll(PQgetvalue(r, i, 6), NULL, 10), after));
+	}
+	PQclear(r);
+	return 0;
+}
