@@ -1,13 +1,18 @@
 #ifndef MP_APP_H
 #define MP_APP_H
 
+#include <stdbool.h>
+
 #include "config.h"
+#include "crypto.h"
 #include "db.h"
 
-/* What lives across requests in one worker: the config and the database connection. */
+/* What lives across requests in one worker: the config, keys and the database connection. */
 struct app {
 	struct config cfg;
 	struct db *db;
+	bool have_secret;                       /* secrets_key_file was read */
+	unsigned char secret[CRYPTO_KEY_LEN];   /* keys the checkout form's CSRF tokens */
 };
 
 #endif

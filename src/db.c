@@ -52,6 +52,29 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " VALUES ($1, $2, $3::bytea, $4, $5) ON CONFLICT (merchant_id, key) DO UPDATE"
 	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
 	  " body = EXCLUDED.body, created_at = now()" },
+	/* DB_CHECKOUT_GET: $1 session id; the page's view of a session, any merchant */
+	{ "checkout_get",
+	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
+	  " s.redirect_success_url, s.redirect_failure_url, s.user_id,"
+	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
+	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
+	  " WHERE s.id = $1::uuid" },
+	/* DB_WALLET_ACCOUNT: $1 account number */
+	{ "wallet_account",
+	  "SELECT id, kind, status, coalesce(encode(pin_digest, 'hex'), ''),"
+	  " coalesce(pin_locked_until > now(), false) FROM accounts WHERE account_number = $1" },
+	/* DB_PIN_FAILED: $1 account id, $2 max attempts, $3 lock seconds */
+	{ "pin_failed",
+	  "SELECT failures, locked FROM mp_pin_failed($1::bigint, $2::int, $3::int)" },
+	/* DB_PIN_OK: $1 account id */
+	{ "pin_ok", "SELECT mp_pin_ok($1::bigint)" },
+	/* DB_PAY: $1 session, $2 method, $3 source account or NULL, $4 brand, $5 last4,
+	 * $6 livemode */
+	{ "pay",
+	  "SELECT outcome, transaction_id FROM mp_pay_session($1::uuid, $2, $3::bigint, $4, $5,"
+	  " $6::boolean)" },
+	/* DB_CLOSE: $1 session, $2 'failed' or 'canceled', $3 reason */
+	{ "close", "SELECT mp_close_session($1::uuid, $2, $3)" },
 };
 
 struct db {
@@ -60,6 +83,7 @@ struct db {
 	struct timespec next_try;
 	long backoff_ms;
 	const char *reqid;
+	char sqlstate[6];   /* of the last ERR_INVALID from db_run */
 };
 
 struct db *
@@ -85,6 +109,12 @@ db_free(struct db *db)
 	PQfinish(db->conn);
 	free(db->conninfo);
 	free(db);
+}
+
+const char *
+db_sqlstate(const struct db *db)
+{
+	return db->sqlstate;
 }
 
 void
@@ -200,6 +230,12 @@ classify(struct db *db, PGresult *r, const char *what)
 	}
 	if (state != NULL && strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
+	/* mp_post's refusals (sql/002_ledger.sql): the caller says what they mean. */
+	if (state != NULL && strncmp(state, "MP00", 4) == 0) {
+		db->sqlstate[0] = '\0';
+		strncat(db->sqlstate, state, sizeof(db->sqlstate) - 1);
+		return ERR_INVALID;
+	}
 	log_msg(LOG_LVL_ERROR, db->reqid, "%s: %s %s", what, state ? state : "-",
 	    PQresultErrorMessage(r));
 	return ERR_DB;

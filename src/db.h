@@ -18,6 +18,12 @@ enum db_stmt {
 	DB_IDEM_LOCK,
 	DB_IDEM_GET,
 	DB_IDEM_PUT,
+	DB_CHECKOUT_GET,
+	DB_WALLET_ACCOUNT,
+	DB_PIN_FAILED,
+	DB_PIN_OK,
+	DB_PAY,
+	DB_CLOSE,
 	DB_STMT__MAX
 };
 
@@ -39,7 +45,8 @@ bool db_ready(struct db *db);
 /*
  * Runs a prepared statement with n text parameters (NULL = SQL NULL). Returns the result
  * (caller PQclears) with *e = ERR_OK, or NULL with *e = ERR_UNAVAILABLE (connection lost),
- * ERR_CONFLICT (lock timeout) or ERR_DB; the database's message goes to the log.
+ * ERR_CONFLICT (lock timeout), ERR_INVALID (a ledger refusal, see db_sqlstate) or ERR_DB;
+ * the database's message goes to the log.
  */
 PGresult *db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e);
 
@@ -47,6 +54,12 @@ PGresult *db_run(struct db *db, enum db_stmt s, int n, const char *const *params
 enum err db_begin(struct db *db);
 enum err db_commit(struct db *db);
 enum err db_rollback(struct db *db);
+
+/*
+ * After db_run failed with ERR_INVALID: the SQLSTATE of the ledger's refusal (MP001 account
+ * not usable, MP002 currency, MP003 funds, MP004 malformed), owned by db.
+ */
+const char *db_sqlstate(const struct db *db);
 
 /* The request id that db log lines carry (owned by the caller; NULL = none). */
 void db_set_reqid(struct db *db, const char *reqid);

@@ -61,7 +61,7 @@ usage(void)
 int
 main(int argc, char **argv)
 {
-	struct app app;
+	struct app app = { 0 };
 	struct fcgi *f = NULL;
 	struct req *req;
 	const char *path = NULL;
@@ -94,6 +94,11 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "startup failed");
 		goto out;
 	}
+	/* Without the key the API works; only the checkout page answers 503. */
+	app.have_secret = crypto_load_key(app.cfg.secrets_key_file, app.secret) == 0;
+	if (!app.have_secret)
+		log_msg(LOG_LVL_WARN, NULL, "secrets_key_file %s: not readable (32 bytes); the "
+		    "checkout page is unavailable", app.cfg.secrets_key_file);
 	db_ready(app.db);
 	log_msg(LOG_LVL_INFO, NULL, "worker ready");
 	for (;;) {
@@ -130,6 +135,7 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "accept failed; worker exiting");
 out:
 	fcgi_free(f);
+	crypto_wipe(app.secret, sizeof(app.secret));
 	db_free(app.db);
 	config_free(&app.cfg);
 	log_close();

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "auth.h"
+#include "checkout.h"
 #include "health.h"
 #include "route.h"
 #include "session.h"
@@ -13,17 +14,22 @@ struct route {
 	const char *path;     /* exact path, or a prefix ending in '/' when param is set */
 	bool param;           /* the rest of the path (one segment) is the handler's parameter */
 	const char *deny;     /* 401 detail text; NULL = no API key needed */
-	bool json_body;       /* the request carries a JSON body */
+	const char *body;     /* the body's content type; NULL = no body */
 	void (*handler)(struct app *, struct req *);
 };
 
 /* The spec (section 5) has the 401 text differ between endpoints. */
 #define DENY_SESSION "Invalid or missing API key."
 
+#define JSON "application/json"
+#define FORM "application/x-www-form-urlencoded"
+
 static const struct route routes[] = {
-	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, true, session_create },
-	{ "GET",  "/api/v1/payment/sessions/",      true,  DENY_SESSION, false, session_get },
-	{ "GET",  "/api/v1/health",                 false, NULL,         false, health_get },
+	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, JSON, session_create },
+	{ "GET",  "/api/v1/payment/sessions/",      true,  DENY_SESSION, NULL, session_get },
+	{ "GET",  "/api/v1/health",                 false, NULL,         NULL, health_get },
+	{ "GET",  "/checkout/",                     true,  NULL,         NULL, checkout_get },
+	{ "POST", "/checkout/",                     true,  NULL,         FORM, checkout_post },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -41,21 +47,21 @@ path_matches(const struct route *r, const char *path, const char **param)
 	return true;
 }
 
+/* want, optionally followed by parameters such as "; charset=utf-8". */
 static bool
-json_content_type(const char *ct)
+content_type_is(const char *ct, const char *want)
 {
-	size_t n = strlen("application/json");
+	size_t n = strlen(want);
 
-	/* "application/json", optionally with parameters such as "; charset=utf-8". */
-	return ct != NULL && strncasecmp(ct, "application/json", n) == 0 &&
+	return ct != NULL && strncasecmp(ct, want, n) == 0 &&
 	    (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
 static bool
-check_body(struct app *app, struct req *req)
+check_body(struct app *app, struct req *req, const char *type)
 {
-	if (!json_content_type(req->content_type)) {
-		req_fail(req, 415, "Content-Type must be application/json");
+	if (!content_type_is(req->content_type, type)) {
+		req_fail(req, 415, "Content-Type must be %s", type);
 		return false;
 	}
 	switch (req->length) {
@@ -116,7 +122,7 @@ route_dispatch(struct app *app, struct req *req)
 		if (!auth_request(app, req, found->deny))
 			return;
 	}
-	if (found->json_body && !check_body(app, req))
+	if (found->body != NULL && !check_body(app, req, found->body))
 		return;
 	found->handler(app, req);
 }

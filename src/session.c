@@ -183,8 +183,8 @@ out:
 	json_object_put(root);
 }
 
-static bool
-uuid_ok(const char *s)
+bool
+session_id_ok(const char *s)
 {
 	size_t i;
 
@@ -270,7 +270,7 @@ session_get(struct app *app, struct req *req)
 	const char *p[2];
 	enum err e;
 
-	if (!uuid_ok(req->param)) {
+	if (!session_id_ok(req->param)) {
 		req_fail(req, 404, "payment session not found");
 		return;
 	}

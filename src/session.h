@@ -28,6 +28,9 @@ struct session_in {
 bool session_validate(struct json_object *root, long max_items, int64_t max_amount,
     struct session_in *in, char *msg, size_t msglen);
 
+/* True when s has the form of a session id (a UUID in its 36-character text form). */
+bool session_id_ok(const char *s);
+
 /* POST /api/v1/payment/create-session (spec 4.1). */
 void session_create(struct app *app, struct req *req);
 

@@ -127,6 +127,10 @@ http {
             include marketpay-fastcgi.conf;
             fastcgi_pass unix:$dir/fcgi.sock;
         }
+        location /static/ {
+            alias $srcdir/static/;
+            expires 1h;
+        }
         # The machine's ceiling for the benchmarks: nginx answering by itself.
         location = /ceiling {
             default_type application/json;

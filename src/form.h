@@ -1,0 +1,14 @@
+#ifndef MP_FORM_H
+#define MP_FORM_H
+
+#include <stddef.h>
+
+/*
+ * Finds field name in an application/x-www-form-urlencoded body of len bytes and decodes
+ * its value ('+' and %XX) into out (outlen bytes, NUL-terminated). Returns the decoded
+ * length, or -1 when the field is absent, malformed (bad %XX, a decoded NUL) or too long.
+ * The first occurrence counts.
+ */
+long form_get(const char *body, size_t len, const char *name, char *out, size_t outlen);
+
+#endif
