@@ -1,0 +1,516 @@
+/* Integration tests of the hosted checkout page and its payments, against the real stack. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <curl/curl.h>
+
+#include "crypto.h"
+#include "fixture.h"
+#include "http.h"
+
+#define FORM_CT "Content-Type: application/x-www-form-urlencoded"
+#define SUCCESS_URL "https://shop.example/done?a=1#top"
+#define FAILURE_URL "https://shop.example/failed"
+
+/* A new session of merchant A for amount (JSON number text); its id into id[37]. */
+static void
+new_session(const char *price, bool urls, char id[37])
+{
+	char body[1024];
+	const char *h[] = { "Content-Type: application/json", fx.auth_a, NULL };
+	struct http_resp r;
+
+	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea <b>&</b>\","
+	    "\"price\":%s}],\"user_id\":\"order 7&x\",\"email\":\"buyer@example.com\"%s}", price,
+	    urls ? ",\"redirect_success_url\":\"" SUCCESS_URL "\",\"redirect_failure_url\":\""
+	    FAILURE_URL "\"" : "");
+	ck_assert_int_eq(http_do("POST", "/api/v1/payment/create-session", h, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	snprintf(id, 37, "%s", http_json_str(&r, "session_id"));
+	http_free(&r);
+}
+
+/* A customer account holding balance (text), with PIN 1234; its number into acct[16]. */
+static void
+new_customer(const char *balance, char acct[16])
+{
+	snprintf(acct, 16, "%s", ctl("account create --kind customer"));
+	ck_assert(strlen(acct) == 12);
+	if (balance != NULL)
+		ck_assert_ptr_nonnull(ctl("account deposit %s %s", acct, balance));
+	ck_assert_int_eq(sh("echo 1234 | \"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account pin %s"
+	    " >/dev/null", acct), 0);
+}
+
+/* The form's CSRF token, made as the worker makes it: HMAC under the stack's secrets key. */
+static const char *
+csrf_of(const char *id)
+{
+	static char token[65];
+	unsigned char key[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
+	char path[1024], msg[64];
+
+	snprintf(path, sizeof(path), "%s/secrets.key", getenv("MARKETPAY_STACK_DIR"));
+	ck_assert_int_eq(crypto_load_key(path, key), 0);
+	snprintf(msg, sizeof(msg), "csrf:%s", id);
+	ck_assert_int_eq(crypto_hmac_sha256(key, sizeof(key), msg, strlen(msg), md), 0);
+	crypto_hex(md, sizeof(md), token);
+	return token;
+}
+
+static void
+post_form(const char *id, const char *fields, struct http_resp *r)
+{
+	const char *h[] = { FORM_CT, NULL };
+	char path[128], body[1024];
+
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
+}
+
+static void
+pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r)
+{
+	char fields[256];
+
+	snprintf(fields, sizeof(fields), "method=wallet&action=pay&account_number=%s&pin=%s", acct,
+	    pin);
+	post_form(id, fields, r);
+}
+
+static const char *
+status_of(const char *id)
+{
+	return db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", id);
+}
+
+static const char *
+balance_of(const char *acct)
+{
+	return db_value("SELECT balance FROM accounts WHERE account_number = $1", acct);
+}
+
+static void
+assert_ledger_ok(void)
+{
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" ledger verify >/dev/null"), 0);
+}
+
+START_TEST(test_page)
+{
+	struct http_resp r;
+	char id[37], path[128], buf[512];
+
+	new_session("12.50", true, id);
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	ck_assert_int_eq(http_do("GET", path, NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(http_header(&r, "Content-Type", buf, sizeof(buf)), "text/html; charset=utf-8");
+	ck_assert_ptr_nonnull(strstr(http_header(&r, "Content-Security-Policy", buf, sizeof(buf)),
+	    "default-src 'none'"));
+	ck_assert_ptr_nonnull(strstr(buf, "form-action 'self' https://shop.example"));
+	ck_assert_str_eq(http_header(&r, "X-Frame-Options", buf, sizeof(buf)), "DENY");
+	ck_assert_str_eq(http_header(&r, "Referrer-Policy", buf, sizeof(buf)), "no-referrer");
+	ck_assert_str_eq(http_header(&r, "Cache-Control", buf, sizeof(buf)), "no-store");
+	ck_assert_ptr_nonnull(strstr(r.body, "Tea &lt;b&gt;&amp;&lt;/b&gt;"));
+	ck_assert_ptr_null(strstr(r.body, "<b>"));
+	ck_assert_ptr_nonnull(strstr(r.body, "Shop A"));
+	ck_assert_ptr_nonnull(strstr(r.body, "12.50 AFN"));
+	ck_assert_ptr_nonnull(strstr(r.body, csrf_of(id)));
+	ck_assert_ptr_null(strstr(r.body, "<script"));
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_not_found)
+{
+	static const char *const paths[] = { "/checkout/00000000-0000-4000-8000-000000000000",
+	    "/checkout/nope", "/checkout/'%20OR%201=1--" };
+	struct http_resp r;
+	char buf[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		ck_assert_int_eq(http_do("GET", paths[i], NULL, NULL, 0, &r), 0);
+		ck_assert_int_eq(r.status, 404);
+		ck_assert_str_eq(http_header(&r, "Content-Type", buf, sizeof(buf)),
+		    "text/html; charset=utf-8");
+		ck_assert_ptr_nonnull(strstr(r.body, "Page not found"));
+		ck_assert_ptr_null(strstr(r.body, "ERROR"));
+		http_free(&r);
+	}
+}
+END_TEST
+
+START_TEST(test_wallet_success)
+{
+	char id[37], acct[16], buf[512], merchant_before[32];
+	struct http_resp r;
+
+	snprintf(merchant_before, sizeof(merchant_before), "%s", db_value("SELECT coalesce((SELECT"
+	    " balance FROM accounts WHERE merchant_id = $1::bigint AND kind = 'merchant'), 0)",
+	    fx.merchant_a));
+	new_customer("100.00", acct);
+	new_session("15.50", true, id);
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	snprintf(buf + 256, 256, "https://shop.example/done?a=1&session_id=%s&user_id=order%%207%%26x#top", id);
+	ck_assert_str_eq(http_header(&r, "Location", buf, 256), buf + 256);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+	ck_assert_str_eq(balance_of(acct), "8450");
+	ck_assert_int_eq(atoll(db_value("SELECT balance FROM accounts WHERE merchant_id = $1::bigint"
+	    " AND kind = 'merchant'", fx.merchant_a)), atoll(merchant_before) + 1550);
+	/* The webhook event committed with the payment carries the merchant's user_id. */
+	ck_assert_str_eq(db_value("SELECT e.body::json->'data'->>'user_id' || '|' ||"
+	    " (e.body::json->'data'->>'amount') || '|' || (e.body::json->'data'->>'email') || '|' ||"
+	    " (e.body::json->'data'->'items'->0->>'name') || '|' || (e.body::json->>'type')"
+	    " FROM webhook_events e JOIN payment_sessions s ON e.body::json->'data'->>'session_id'"
+	    " = s.id::text WHERE s.id = $1::uuid", id),
+	    "order 7&x|15.50|buyer@example.com|Tea <b>&</b>|payment.succeeded");
+	assert_ledger_ok();
+	/* Paying again moves nothing: the page says it is paid. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "Already paid"));
+	http_free(&r);
+	ck_assert_str_eq(balance_of(acct), "8450");
+}
+END_TEST
+
+START_TEST(test_wrong_pin_then_right)
+{
+	char id[37], acct[16];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	pay_wallet(id, acct, "9999", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "wrong PIN"));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "open");
+	ck_assert_str_eq(db_value("SELECT pin_failures FROM accounts WHERE account_number = $1",
+	    acct), "1");
+	ck_assert_str_eq(balance_of(acct), "5000");
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+	ck_assert_str_eq(db_value("SELECT pin_failures FROM accounts WHERE account_number = $1",
+	    acct), "0");
+	ck_assert_str_eq(balance_of(acct), "4000");
+}
+END_TEST
+
+START_TEST(test_pin_lockout)
+{
+	char id[37], acct[16];
+	struct http_resp r;
+	int i;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	for (i = 0; i < 5; i++) {
+		pay_wallet(id, acct, "0000", &r);
+		ck_assert_int_eq(r.status, 200);
+		http_free(&r);
+	}
+	/* Locked: even the right PIN is refused, and nothing moves. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "locked"));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "open");
+	ck_assert_str_eq(balance_of(acct), "5000");
+	/* When the lock has run out, the right PIN works again. */
+	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET pin_locked_until = now() - interval"
+	    " '1 second' WHERE account_number = $1 RETURNING 1", acct));
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+}
+END_TEST
+
+START_TEST(test_insufficient_funds)
+{
+	char id[37], acct[16], buf[256];
+	struct http_resp r;
+
+	new_customer("1.00", acct);
+	new_session("10", true, id);
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	ck_assert_ptr_nonnull(strstr(http_header(&r, "Location", buf, sizeof(buf)),
+	    FAILURE_URL "?session_id="));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "failed");
+	ck_assert_str_eq(balance_of(acct), "100");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM webhook_events WHERE body LIKE '%' || $1"
+	    " || '%'", id), "0");
+	assert_ledger_ok();
+}
+END_TEST
+
+START_TEST(test_expired)
+{
+	char id[37], acct[16], path[128];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	ck_assert_ptr_nonnull(db_value("UPDATE payment_sessions SET created_at = now() - interval"
+	    " '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1::uuid RETURNING 1", id));
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	ck_assert_int_eq(http_do("GET", path, NULL, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 410);
+	ck_assert_ptr_nonnull(strstr(r.body, "expired"));
+	ck_assert_ptr_null(strstr(r.body, "name=\"csrf\""));
+	http_free(&r);
+	/* A form kept open in a tab cannot pay it either. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 410);
+	http_free(&r);
+	ck_assert_str_eq(balance_of(acct), "5000");
+	ck_assert_str_eq(db_value("SELECT mp_session_status(status, expires_at) FROM"
+	    " payment_sessions WHERE id = $1::uuid", id), "expired");
+}
+END_TEST
+
+START_TEST(test_cancel)
+{
+	char id[37], acct[16], buf[256];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	post_form(id, "action=cancel", &r);
+	ck_assert_int_eq(r.status, 303);
+	ck_assert_ptr_nonnull(strstr(http_header(&r, "Location", buf, sizeof(buf)),
+	    FAILURE_URL "?session_id="));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "canceled");
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "canceled"));
+	http_free(&r);
+	ck_assert_str_eq(balance_of(acct), "5000");
+}
+END_TEST
+
+START_TEST(test_csrf)
+{
+	const char *h[] = { FORM_CT, NULL };
+	char id[37], acct[16], path[128], body[256];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	snprintf(body, sizeof(body), "method=wallet&action=pay&account_number=%s&pin=1234", acct);
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 403);
+	http_free(&r);
+	/* Another session's token does not fit this one. */
+	new_session("10", true, body + 200);
+	snprintf(body, sizeof(body), "csrf=%s&method=wallet&action=pay&account_number=%s&pin=1234",
+	    csrf_of(body + 200), acct);
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 403);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "open");
+	ck_assert_str_eq(balance_of(acct), "5000");
+	/* A form post needs the form content type. */
+	h[0] = "Content-Type: application/json";
+	ck_assert_int_eq(http_do("POST", path, h, "{}", -1, &r), 0);
+	ck_assert_int_eq(r.status, 415);
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_double_submit_race)
+{
+	enum { N = 16 };
+	const char *h[] = { FORM_CT, NULL };
+	char id[37], acct[16], path[128], body[512];
+	struct http_resp r[N];
+	int i, redirects = 0;
+
+	new_customer("100.00", acct);
+	new_session("30", true, id);
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	snprintf(body, sizeof(body), "csrf=%s&method=wallet&action=pay&account_number=%s&pin=1234",
+	    csrf_of(id), acct);
+	ck_assert_int_eq(http_parallel(N, path, h, body, r), 0);
+	for (i = 0; i < N; i++) {
+		ck_assert(r[i].status == 303 || r[i].status == 200);
+		redirects += r[i].status == 303;
+		http_free(&r[i]);
+	}
+	/* Exactly one payment: one redirect to success, one debit, one ledger transaction. */
+	ck_assert_int_eq(redirects, 1);
+	ck_assert_str_eq(balance_of(acct), "7000");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM ledger_transactions WHERE reference ="
+	    " 'session ' || $1", id), "1");
+	ck_assert_str_eq(status_of(id), "paid");
+	assert_ledger_ok();
+}
+END_TEST
+
+struct card_case {
+	const char *number;
+	int http_status;
+	const char *status;   /* the session's afterwards */
+	const char *needle;   /* in the Location (303) or the page (200) */
+};
+
+static const struct card_case cards[] = {
+	{ "4242+4242+4242+4242", 303, "paid", "https://shop.example/done?a=1&session_id=" },
+	{ "4000000000000002", 303, "failed", FAILURE_URL "?session_id=" },
+	{ "4000000000009995", 303, "failed", FAILURE_URL "?session_id=" },
+	{ "4242424242424241", 200, "open", "card number is not valid" },
+	{ "5555555555554444", 200, "open", "not a sandbox test card" },
+	{ "42424242", 200, "open", "card number is not valid" },
+};
+
+START_TEST(test_test_cards)
+{
+	const struct card_case *c = &cards[_i];
+	char id[37], fields[256], buf[256];
+	struct http_resp r;
+
+	new_session("12.34", true, id);
+	snprintf(fields, sizeof(fields), "method=test_card&action=pay&card_number=%s"
+	    "&card_expiry=12%%2F99&card_cvc=123", c->number);
+	post_form(id, fields, &r);
+	ck_assert_int_eq(r.status, c->http_status);
+	if (r.status == 303)
+		ck_assert_ptr_nonnull(strstr(http_header(&r, "Location", buf, sizeof(buf)), c->needle));
+	else
+		ck_assert_ptr_nonnull(strstr(r.body, c->needle));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), c->status);
+	/* Only brand and last four are kept: the number is nowhere in the session row. */
+	ck_assert_str_eq(db_value("SELECT count(*) FROM payment_sessions s WHERE"
+	    " row_to_json(s)::text LIKE '%4242424242%' OR row_to_json(s)::text LIKE '%00000002%'",
+	    NULL), "0");
+	if (strcmp(c->status, "paid") == 0)
+		ck_assert_str_eq(db_value("SELECT payment_method || ' ' || card_brand || ' ' ||"
+		    " card_last4 FROM payment_sessions WHERE id = $1::uuid", id), "test_card visa 4242");
+}
+END_TEST
+
+START_TEST(test_card_form_errors)
+{
+	static const char *const bad[][2] = {
+		{ "card_expiry=01%2F20&card_cvc=123", "expiry date" },
+		{ "card_expiry=13%2F99&card_cvc=123", "expiry date" },
+		{ "card_expiry=12%2F99&card_cvc=12", "security code" },
+		{ "card_expiry=12%2F99&card_cvc=12a", "security code" },
+	};
+	char id[37], fields[256];
+	struct http_resp r;
+	size_t i;
+
+	new_session("5", true, id);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(fields, sizeof(fields), "method=test_card&action=pay"
+		    "&card_number=4242424242424242&%s", bad[i][0]);
+		post_form(id, fields, &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_msg(strstr(r.body, bad[i][1]) != NULL, "%s: no '%s'", bad[i][0], bad[i][1]);
+		http_free(&r);
+	}
+	ck_assert_str_eq(status_of(id), "open");
+}
+END_TEST
+
+START_TEST(test_own_result_page)
+{
+	char id[37], acct[16];
+	struct http_resp r;
+
+	new_customer("20.00", acct);
+	new_session("10", false, id);
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "Payment received"));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+}
+END_TEST
+
+static const char *const tampering[] = {
+	"UPDATE ledger_entries SET amount = amount + 1",
+	"DELETE FROM ledger_entries",
+	"TRUNCATE ledger_entries CASCADE",
+	"UPDATE ledger_transactions SET kind = 'adjustment'",
+	"DELETE FROM ledger_transactions",
+	"UPDATE accounts SET balance = balance + 100 WHERE kind = 'customer'",
+	"INSERT INTO ledger_transactions (kind) VALUES ('adjustment');"
+	" INSERT INTO ledger_entries (transaction_id, account_id, amount, balance_before,"
+	" balance_after, version) SELECT currval('ledger_transactions_id_seq'), id, 5, balance,"
+	" balance + 5, version + 1 FROM accounts WHERE kind = 'customer' LIMIT 1",
+	"INSERT INTO accounts (account_number, kind, currency, balance) VALUES"
+	" ('CU0000000001', 'customer', 'AFN', -5)",
+};
+
+START_TEST(test_ledger_refuses_tampering)
+{
+	char acct[16], cmd[1024];
+
+	new_customer("10.00", acct);
+	snprintf(cmd, sizeof(cmd), "psql -v ON_ERROR_STOP=1 -q -1 -c \"%s\" >/dev/null 2>&1",
+	    tampering[_i]);
+	ck_assert_msg(sh("%s", cmd) != 0, "the database accepted: %s", tampering[_i]);
+	ck_assert_str_eq(balance_of(acct), "1000");
+	assert_ledger_ok();
+}
+END_TEST
+
+static Suite *
+checkout_suite(void)
+{
+	Suite *s = suite_create("checkout");
+	TCase *t = tcase_create("page");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_page);
+	tcase_add_test(t, test_not_found);
+	tcase_add_test(t, test_wallet_success);
+	tcase_add_test(t, test_wrong_pin_then_right);
+	tcase_add_test(t, test_pin_lockout);
+	tcase_add_test(t, test_insufficient_funds);
+	tcase_add_test(t, test_expired);
+	tcase_add_test(t, test_cancel);
+	tcase_add_test(t, test_csrf);
+	tcase_add_test(t, test_double_submit_race);
+	tcase_add_loop_test(t, test_test_cards, 0, sizeof(cards) / sizeof(cards[0]));
+	tcase_add_test(t, test_card_form_errors);
+	tcase_add_test(t, test_own_result_page);
+	tcase_add_loop_test(t, test_ledger_refuses_tampering, 0,
+	    sizeof(tampering) / sizeof(tampering[0]));
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	sr = srunner_create(checkout_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	curl_global_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
