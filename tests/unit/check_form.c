@@ -1,0 +1,136 @@
+/* Unit tests of form decoding, HTML escaping, URL encoding and the Luhn check. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "form.h"
+#include "html.h"
+#include "pay.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+struct form_case {
+	const char *body;
+	const char *name;
+	long len;            /* -1: absent or malformed */
+	const char *value;
+};
+
+static const struct form_case form_cases[] = {
+	{ "a=1&b=2", "a", 1, "1" },
+	{ "a=1&b=2", "b", 1, "2" },
+	{ "a=1&b=2", "c", -1, NULL },
+	{ "ab=1&b=2", "b", 1, "2" },            /* "ab" is not "b" */
+	{ "a=x+y%2Bz", "a", 5, "x y+z" },
+	{ "a=%C3%A9", "a", 2, "\xc3\xa9" },
+	{ "a=", "a", 0, "" },
+	{ "a", "a", -1, NULL },
+	{ "a=%4", "a", -1, NULL },              /* truncated escape */
+	{ "a=%zz", "a", -1, NULL },
+	{ "a=%00", "a", -1, NULL },             /* a decoded NUL */
+	{ "a=1&a=2", "a", 1, "1" },             /* the first one counts */
+	{ "", "a", -1, NULL },
+	{ "csrf=abc&pin=1234&", "pin", 4, "1234" },
+};
+
+START_TEST(test_form_get)
+{
+	const struct form_case *c = &form_cases[_i];
+	char out[64];
+	long n = form_get(c->body, strlen(c->body), c->name, out, sizeof(out));
+
+	ck_assert_int_eq(n, c->len);
+	if (c->value != NULL)
+		ck_assert_str_eq(out, c->value);
+}
+END_TEST
+
+START_TEST(test_form_too_long)
+{
+	char out[4];
+
+	ck_assert_int_eq(form_get("a=1234", 6, "a", out, sizeof(out)), -1);
+	ck_assert_int_eq(form_get("a=123", 5, "a", out, sizeof(out)), 3);
+	/* The length bounds the scan: bytes after it are not part of the body. */
+	ck_assert_int_eq(form_get("a=12&b=3", 4, "b", out, sizeof(out)), -1);
+}
+END_TEST
+
+START_TEST(test_html_text)
+{
+	struct html h = { 0 };
+
+	html_raw(&h, "<p title=\"");
+	html_text(&h, "a&b<c>d\"e'f");
+	html_raw(&h, "\">%d</p>", 42);
+	ck_assert_str_eq(h.p, "<p title=\"a&amp;b&lt;c&gt;d&quot;e&#39;f\">42</p>");
+	html_free(&h);
+	html_text(&h, "");
+	ck_assert_ptr_null(h.p);
+	html_free(&h);
+}
+END_TEST
+
+START_TEST(test_html_grows)
+{
+	struct html h = { 0 };
+	int i;
+
+	for (i = 0; i < 5000; i++)
+		html_text(&h, "<>");
+	ck_assert_int_eq(h.len, 5000 * 8);
+	ck_assert_int_eq(h.failed, 0);
+	html_free(&h);
+}
+END_TEST
+
+START_TEST(test_url_encode)
+{
+	char *s = html_url_encode("order 7&x=é/~._-");
+
+	ck_assert_str_eq(s, "order%207%26x%3D%C3%A9%2F~._-");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_luhn)
+{
+	ck_assert(pay_luhn("4242424242424242"));
+	ck_assert(pay_luhn("4000000000000002"));
+	ck_assert(pay_luhn("79927398713"));
+	ck_assert(!pay_luhn("4242424242424241"));
+	ck_assert(!pay_luhn("79927398710"));
+	ck_assert(!pay_luhn("4242 4242"));
+	ck_assert(!pay_luhn("0"));
+	ck_assert(!pay_luhn(""));
+}
+END_TEST
+
+static Suite *
+form_suite(void)
+{
+	Suite *s = suite_create("form");
+	TCase *t = tcase_create("form");
+
+	tcase_add_loop_test(t, test_form_get, 0, NELEM(form_cases));
+	tcase_add_test(t, test_form_too_long);
+	tcase_add_test(t, test_html_text);
+	tcase_add_test(t, test_html_grows);
+	tcase_add_test(t, test_url_encode);
+	tcase_add_test(t, test_luhn);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(form_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
