@@ -473,6 +473,73 @@ START_TEST(test_ledger_refuses_tampering)
 }
 END_TEST
 
+START_TEST(test_ledger_verify_finds_damage)
+{
+	char acct[16], out[4096] = "";
+	const char *id;
+	FILE *p;
+	size_t n;
+	int rc;
+
+	new_customer("10.00", acct);
+	id = db_value("SELECT e.id FROM ledger_entries e JOIN accounts a ON a.id = e.account_id"
+	    " WHERE a.account_number = $1", acct);
+	ck_assert_ptr_nonnull(id);
+	/* Damage one entry behind the triggers' back, as only a superuser could. */
+	ck_assert_int_eq(sh("psql -q -1 -c 'ALTER TABLE ledger_entries DISABLE TRIGGER USER'"
+	    " -c 'UPDATE ledger_entries SET amount = amount + 1, balance_after = balance_after + 1"
+	    " WHERE id = %s' -c 'ALTER TABLE ledger_entries ENABLE TRIGGER USER' >/dev/null", id), 0);
+	p = popen("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" ledger verify 2>&1", "r");
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	rc = pclose(p);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_msg(strstr(out, "unbalanced transaction") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "balance differs from its entries") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "trial balance not zero") != NULL, "%s", out);
+	/* Put it back: verify is clean again. */
+	ck_assert_int_eq(sh("psql -q -1 -c 'ALTER TABLE ledger_entries DISABLE TRIGGER USER'"
+	    " -c 'UPDATE ledger_entries SET amount = amount - 1, balance_after = balance_after - 1"
+	    " WHERE id = %s' -c 'ALTER TABLE ledger_entries ENABLE TRIGGER USER' >/dev/null", id), 0);
+	assert_ledger_ok();
+}
+END_TEST
+
+START_TEST(test_account_commands)
+{
+	char acct[16], out[4096] = "";
+	FILE *p;
+	size_t n;
+
+	new_customer("12.30", acct);
+	ck_assert_ptr_nonnull(ctl("account deposit %s 0.05", acct));
+	ck_assert_str_eq(balance_of(acct), "1235");
+	/* Bad amounts and accounts are refused and move nothing. */
+	ck_assert_ptr_null(ctl("account deposit %s 1.234", acct));
+	ck_assert_ptr_null(ctl("account deposit %s -5", acct));
+	ck_assert_ptr_null(ctl("account deposit %s 0", acct));
+	ck_assert_ptr_null(ctl("account deposit CU0000000000 5"));
+	ck_assert_ptr_null(ctl("account create --kind merchant"));
+	ck_assert_ptr_null(ctl("account create --kind alien"));
+	ck_assert_int_ne(sh("echo 12 | \"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account pin %s"
+	    " 2>/dev/null", acct), 0);
+	ck_assert_str_eq(balance_of(acct), "1235");
+	snprintf(out, sizeof(out), "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account show %s",
+	    acct);
+	p = popen(out, "r");
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	ck_assert_int_eq(pclose(p), 0);
+	ck_assert_msg(strstr(out, "balance\t12.35\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "kind\tcustomer\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "pin\tset\n") != NULL, "%s", out);
+	ck_assert_msg(strstr(out, "\tdeposit\tdeposit\t0.05\t12.35\n") != NULL, "%s", out);
+	/* The PIN is stored as a 32-byte digest, never as digits. */
+	ck_assert_str_eq(db_value("SELECT length(pin_digest) FROM accounts WHERE account_number ="
+	    " $1", acct), "32");
+}
+END_TEST
+
 static Suite *
 checkout_suite(void)
 {
@@ -495,6 +562,8 @@ checkout_suite(void)
 	tcase_add_test(t, test_own_result_page);
 	tcase_add_loop_test(t, test_ledger_refuses_tampering, 0,
 	    sizeof(tampering) / sizeof(tampering[0]));
+	tcase_add_test(t, test_ledger_verify_finds_damage);
+	tcase_add_test(t, test_account_commands);
 	suite_add_tcase(s, t);
 	return s;
 }
