@@ -122,8 +122,10 @@ form_start(struct html *h, const char *id, const char *token, const char *cls)
 	    "<input type=\"hidden\" name=\"csrf\" value=\"%s\">\n", id, cls, token);
 }
 
+/* error: shown above the forms; account: the account number to keep in its field. */
 static void
-render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, const char *error)
+render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, const char *error,
+    const char *account)
 {
 	const char *id = PQgetvalue(s, 0, C_ID);
 	char token[65], amount[MONEY_BUFLEN], title[300];
@@ -147,10 +149,14 @@ render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, cons
 	form_start(&h, id, token, "pay wallet");
 	html_raw(&h, "<h2>Pay from your wallet</h2>\n<input type=\"hidden\" name=\"method\" "
 	    "value=\"wallet\">\n<label>Account number <input name=\"account_number\" "
-	    "autocomplete=\"off\" required maxlength=\"32\"></label>\n<label>PIN <input "
+	    "autocomplete=\"off\" required maxlength=\"32\" value=\"");
+	html_text(&h, account != NULL ? account : "");
+	html_raw(&h, "\"></label>\n<label>PIN <input "
 	    "name=\"pin\" type=\"password\" inputmode=\"numeric\" autocomplete=\"off\" required "
 	    "maxlength=\"12\"></label>\n<button type=\"submit\" name=\"action\" value=\"pay\">"
-	    "Pay %s</button>\n</form>\n", amount);
+	    "Pay %s ", amount);
+	html_text(&h, PQgetvalue(s, 0, C_CURRENCY));
+	html_raw(&h, " from wallet</button>\n</form>\n");
 	if (app->cfg.environment == CONFIG_SANDBOX) {
 		form_start(&h, id, token, "pay test-card");
 		html_raw(&h, "<h2>Pay with a test card</h2>\n<input type=\"hidden\" name=\"method\""
@@ -160,7 +166,7 @@ render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, cons
 		    "maxlength=\"5\" placeholder=\"MM/YY\"></label>\n<label>Security code <input "
 		    "name=\"card_cvc\" inputmode=\"numeric\" autocomplete=\"off\" required "
 		    "maxlength=\"4\"></label>\n<button type=\"submit\" name=\"action\" "
-		    "value=\"pay\">Pay %s</button>\n<details><summary>Sandbox test cards</summary>\n"
+		    "value=\"pay\">Pay %s by card</button>\n<details><summary>Sandbox test cards</summary>\n"
 		    "<ul><li>4242 4242 4242 4242: paid</li><li>4000 0000 0000 0002: declined</li>"
 		    "<li>4000 0000 0000 9995: declined, insufficient funds</li></ul>\n"
 		    "<p>Any future expiry, any three-digit code.</p></details>\n</form>\n", amount);
@@ -276,7 +282,7 @@ checkout_get(struct app *app, struct req *req)
 
 	if (load(app, req, &s, &items)) {
 		if (strcmp(PQgetvalue(s, 0, C_STATUS), "open") == 0)
-			render_open(app, req, s, items, NULL);
+			render_open(app, req, s, items, NULL, NULL);
 		else
 			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
 	}
@@ -295,7 +301,7 @@ void
 checkout_post(struct app *app, struct req *req)
 {
 	char csrf[FIELD_MAX], want[65], action[FIELD_MAX], method[FIELD_MAX];
-	char a[FIELD_MAX], b[FIELD_MAX], c[FIELD_MAX];
+	char a[FIELD_MAX] = "", b[FIELD_MAX], c[FIELD_MAX];
 	struct pay_outcome out = { 0 };
 	PGresult *s = NULL, *items = NULL;
 
@@ -337,7 +343,8 @@ checkout_post(struct app *app, struct req *req)
 	case PAY_RETRY:
 		/* The session may have expired meanwhile: the page says so rather than retry. */
 		if (strcmp(PQgetvalue(s, 0, C_STATUS), "open") == 0)
-			render_open(app, req, s, items, out.message);
+			render_open(app, req, s, items, out.message,
+			    strcmp(method, "wallet") == 0 ? a : NULL);
 		else
 			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
 		break;

@@ -20,6 +20,11 @@ static const struct command commands[] = {
 	{ "key", "create", ctl_key_create, "key create MERCHANT_ID" },
 	{ "key", "revoke", ctl_key_revoke, "key revoke KEY_PREFIX_OR_ID" },
 	{ "key", "list", ctl_key_list, "key list MERCHANT_ID" },
+	{ "merchant", "webhook", ctl_merchant_webhook,
+	  "merchant webhook MERCHANT_ID --url URL [--keep-secret]" },
+	{ "webhook", "list", ctl_webhook_list, "webhook list [--status pending|delivered|dead]" },
+	{ "webhook", "show", ctl_webhook_show, "webhook show EVENT_ID" },
+	{ "webhook", "redeliver", ctl_webhook_redeliver, "webhook redeliver EVENT_ID" },
 	{ "account", "create", ctl_account_create,
 	  "account create --kind customer|vendor|merchant [--merchant ID] [--currency CODE] "
 	  "[--name NAME]" },

@@ -10,6 +10,11 @@ export MP_STACK="$srcdir/tests/stack.sh"
 export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=${MP_WORKERS:-4}
 # A short wait makes the in-flight Idempotency-Key case (409) quick to show.
 export MP_CONF_EXTRA="idempotency_wait_ms = 300"
+# A short retry schedule and poll make the webhook retry, dead and redelivery cases quick.
+MP_CONF_EXTRA="$MP_CONF_EXTRA
+webhook_retry_schedule = 1,1,1
+webhook_poll_interval = 1"
+export MARKETPAY_WEBHOOKD="$builddir/marketpay-webhookd"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-test.XXXXXX")
 cleanup() {
@@ -17,6 +22,8 @@ cleanup() {
 	if [ "${rc:-1}" != 0 ]; then
 		echo "--- last lines of the worker log ($dir/fcgi.log) ---" >&2
 		tail -n 30 "$dir/fcgi.log" >&2 || true
+		echo "--- last lines of the webhook daemon log ($dir/webhookd.log) ---" >&2
+		tail -n 30 "$dir/webhookd.log" >&2 || true
 	fi
 	rm -rf "$dir"
 }
@@ -31,4 +38,7 @@ rc=0
 # stack, so check_api, whose last cases they are, runs last.
 "$builddir/tests/integ/check_checkout" || rc=$?
 "$builddir/tests/integ/check_api" || rc=$?
+# The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
+# stopped; its last case restarts PostgreSQL.
+"$builddir/tests/integ/check_webhook" || rc=$?
 exit $rc

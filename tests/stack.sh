@@ -28,7 +28,7 @@ as_pg() {
 free_port() {
 	local p i
 	for i in $(seq 1 200); do
-		p=$((20000 + RANDOM % 30000))
+		p=$((15000 + RANDOM % 17000))  # below the ephemeral range (32768-60999)
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
 	done
 	die "no free port found"
@@ -94,6 +94,7 @@ pid $dir/nginx/nginx.pid;
 error_log $dir/nginx/error.log warn;
 events { worker_connections 1024; }
 http {
+    include /etc/nginx/mime.types;
     access_log $dir/nginx/access.log;
     client_body_temp_path $dir/nginx/tmp/body;
     fastcgi_temp_path $dir/nginx/tmp/fastcgi;

@@ -46,14 +46,21 @@ ctl(const char *fmt, ...)
 const char *
 db_value(const char *sql, const char *param)
 {
+	const char *p[1] = { param };
+
+	return db_valuev(sql, param ? 1 : 0, p);
+}
+
+const char *
+db_valuev(const char *sql, int n, const char *const *params)
+{
 	static char out[4096];
 	PGconn *c = PQconnectdb("");   /* PGHOST, PGDATABASE, PGUSER from stack.env */
 	PGresult *r;
-	const char *p[1] = { param };
 	const char *ret = NULL;
 
 	if (PQstatus(c) == CONNECTION_OK) {
-		r = PQexecParams(c, sql, param ? 1 : 0, NULL, p, NULL, NULL, 0);
+		r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
 		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
 			snprintf(out, sizeof(out), "%s",
 			    PQgetisnull(r, 0, 0) ? "(null)" : PQgetvalue(r, 0, 0));

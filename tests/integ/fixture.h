@@ -25,6 +25,9 @@ const char *ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The single value of a query against the stack's database (static buffer), or NULL. */
 const char *db_value(const char *sql, const char *param);
 
+/* The same with n parameters (NULL = SQL NULL). */
+const char *db_valuev(const char *sql, int n, const char *const *params);
+
 /* Row counts of the tables a rejected request must not touch, as one comparable string. */
 const char *db_footprint(void);
 

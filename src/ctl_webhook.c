@@ -1,0 +1,182 @@
+/* marketpayctl merchant webhook, webhook ...: signing secrets and the webhook outbox. */
+#include <stdio.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "ctl.h"
+#include "valid.h"
+#include "webhook_sign.h"
+
+#define EVENT_ID_LEN 36   /* "evt_" + 32 hexadecimal digits */
+
+/* True when s looks like an event id (the schema's CHECK says the same). */
+static int
+is_event_id(const char *s)
+{
+	return strlen(s) == EVENT_ID_LEN && strncmp(s, "evt_", 4) == 0 &&
+	    strspn(s + 4, "0123456789abcdef") == EVENT_ID_LEN - 4;
+}
+
+/* Sets url and, unless keep, a new secret; the secret goes to stdout. Returns exit status. */
+static int
+set_webhook(struct ctl *c, const char *id, const char *url, int keep)
+{
+	unsigned char key[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
+	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
+	const char *p[3] = { id, url, hex };
+	PGresult *r = NULL;
+	size_t len;
+	int rc = 1;
+
+	if (keep)
+		r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_url = $2"
+		    " WHERE id = $1::bigint AND webhook_secret_sealed IS NOT NULL RETURNING id",
+		    2, p);
+	else {
+		if (crypto_load_key(c->cfg.secrets_key_file, key) != 0) {
+			ctl_fail("secrets_key_file %s: cannot read exactly %d bytes",
+			    c->cfg.secrets_key_file, CRYPTO_KEY_LEN);
+			goto out;
+		}
+		if (webhook_sign_secret_new(secret) != 0 ||
+		    webhook_sign_seal(key, secret, sealed, &len) != 0) {
+			ctl_fail("cannot make a secret: no random bytes or cipher failure");
+			goto out;
+		}
+		memcpy(hex, "\\x", 2);
+		crypto_hex(sealed, len, hex + 2);
+		r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_url = $2,"
+		    " webhook_secret_sealed = $3::bytea WHERE id = $1::bigint RETURNING id", 3, p);
+	}
+	if (r == NULL)
+		goto out;
+	if (PQntuples(r) != 1) {
+		ctl_fail(keep ? "no merchant %s with a webhook secret" : "no merchant %s", id);
+		goto out;
+	}
+	/* Shown this once: only the sealed form is stored. */
+	if (!keep)
+		printf("%s\n", secret);
+	rc = 0;
+out:
+	crypto_wipe(key, sizeof(key));
+	crypto_wipe(secret, sizeof(secret));
+	PQclear(r);
+	return rc;
+}
+
+int
+ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
+{
+	const char *url = NULL;
+	int i, keep = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
+			url = argv[++i];
+		else if (strcmp(argv[i], "--keep-secret") == 0)
+			keep = 1;
+		else
+			break;
+	}
+	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc || url == NULL)
+		return ctl_fail("usage: marketpayctl merchant webhook MERCHANT_ID --url URL "
+		    "[--keep-secret]");
+	if (!valid_http_url(url))
+		return ctl_fail("--url must be an absolute http or https URL");
+	return set_webhook(c, argv[0], url, keep);
+}
+
+int
+ctl_webhook_list(struct ctl *c, int argc, char **argv)
+{
+	const char *p[1] = { NULL };
+	PGresult *r;
+	int i;
+
+	if (argc == 2 && strcmp(argv[0], "--status") == 0 && (strcmp(argv[1], "pending") == 0 ||
+	    strcmp(argv[1], "delivered") == 0 || strcmp(argv[1], "dead") == 0))
+		p[0] = argv[1];
+	else if (argc != 0)
+		return ctl_fail("usage: marketpayctl webhook list "
+		    "[--status pending|delivered|dead]");
+	if ((r = ctl_exec(c, "webhook list",
+	    "SELECT id, merchant_id, type, status, attempts, mp_iso(created_at) FROM webhook_events"
+	    " WHERE $1::text IS NULL OR status = $1 ORDER BY created_at, id", 1, p)) == NULL)
+		return 1;
+	for (i = 0; i < PQntuples(r); i++)
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
+		    PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
+		    PQgetvalue(r, i, 5));
+	PQclear(r);
+	return 0;
+}
+
+int
+ctl_webhook_show(struct ctl *c, int argc, char **argv)
+{
+	static const char *const names[] = { "id", "merchant_id", "type", "status", "attempts",
+	    "created_at", "next_attempt_at", "delivered_at", "last_error" };
+	const size_t nnames = sizeof(names) / sizeof(names[0]);
+	const char *p[1];
+	PGresult *e = NULL, *a = NULL;
+	size_t i;
+	int j, rc = 1;
+
+	if (argc != 1 || !is_event_id(argv[0]))
+		return ctl_fail("usage: marketpayctl webhook show EVENT_ID");
+	p[0] = argv[0];
+	if ((e = ctl_exec(c, "webhook show",
+	    "SELECT id, merchant_id, type, status, attempts, mp_iso(created_at),"
+	    " mp_iso(next_attempt_at), mp_iso(delivered_at), last_error, body"
+	    " FROM webhook_events WHERE id = $1", 1, p)) == NULL ||
+	    (a = ctl_exec(c, "webhook show",
+	    "SELECT attempt, mp_iso(attempted_at), coalesce(http_status::text, '-'), duration_ms,"
+	    " url, coalesce(error, '') FROM webhook_attempts WHERE event_id = $1 ORDER BY attempt",
+	    1, p)) == NULL)
+		goto out;
+	if (PQntuples(e) != 1) {
+		ctl_fail("no event %s", argv[0]);
+		goto out;
+	}
+	for (i = 0; i < nnames; i++)
+		printf("%s\t%s\n", names[i], PQgetvalue(e, 0, (int)i));
+	for (j = 0; j < PQntuples(a); j++)
+		printf("attempt\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(a, j, 0),
+		    PQgetvalue(a, j, 1), PQgetvalue(a, j, 2), PQgetvalue(a, j, 3),
+		    PQgetvalue(a, j, 4), PQgetvalue(a, j, 5));
+	/* Last, as it is: whatever it holds, everything after "body\t" is the body. */
+	printf("body\t%s\n", PQgetvalue(e, 0, (int)nnames));
+	rc = 0;
+out:
+	PQclear(e);
+	PQclear(a);
+	return rc;
+}
+
+int
+ctl_webhook_redeliver(struct ctl *c, int argc, char **argv)
+{
+	const char *p[1];
+	PGresult *r;
+	int n;
+
+	if (argc != 1 || !is_event_id(argv[0]))
+		return ctl_fail("usage: marketpayctl webhook redeliver EVENT_ID");
+	p[0] = argv[0];
+	/*
+	 * The schedule starts again (attempts counts the attempts since the event was queued or
+	 * last redelivered); the attempts already made stay in webhook_attempts. The NOTIFY,
+	 * sent at commit, wakes the daemons at once.
+	 */
+	if ((r = ctl_exec(c, "webhook redeliver",
+	    "UPDATE webhook_events SET status = 'pending', next_attempt_at = now(), attempts = 0,"
+	    " delivered_at = NULL WHERE id = $1"
+	    " RETURNING id, pg_notify('marketpay_webhooks', id)", 1, p)) == NULL)
+		return 1;
+	n = PQntuples(r);
+	if (n == 1)
+		printf("%s\n", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return n == 1 ? 0 : ctl_fail("no event %s", argv[0]);
+}

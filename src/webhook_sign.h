@@ -1,0 +1,48 @@
+#ifndef MP_WEBHOOK_SIGN_H
+#define MP_WEBHOOK_SIGN_H
+
+#include <stddef.h>
+
+#include "crypto.h"
+
+/*
+ * Webhook signing secrets and signatures, as the Standard Webhooks scheme has them: a secret
+ * is "whsec_" + base64 of random key bytes, and a signature is "v1," + base64 of
+ * HMAC-SHA256(key, id "." timestamp "." body).
+ */
+
+#define WEBHOOK_SECRET_PREFIX "whsec_"
+#define WEBHOOK_SECRET_BYTES 24     /* random key bytes of a new secret */
+#define WEBHOOK_SECRET_MAX 128      /* buffer for a secret string, NUL included */
+#define WEBHOOK_SEALED_MAX (WEBHOOK_SECRET_MAX + CRYPTO_SEAL_OVERHEAD)
+#define WEBHOOK_SIGNATURE_MAX 64    /* buffer for "v1," + 44 base64 characters + NUL */
+
+/*
+ * Makes a new secret of WEBHOOK_SECRET_BYTES random bytes into out (NUL-terminated).
+ * Returns 0, or -1 when no random bytes are available.
+ */
+int webhook_sign_secret_new(char out[WEBHOOK_SECRET_MAX]);
+
+/*
+ * Seals secret under key into out (WEBHOOK_SEALED_MAX bytes) and sets *outlen. Returns 0, or
+ * -1 when secret is not a well-formed whsec_ secret or the cipher fails.
+ */
+int webhook_sign_seal(const unsigned char key[CRYPTO_KEY_LEN], const char *secret,
+    unsigned char out[WEBHOOK_SEALED_MAX], size_t *outlen);
+
+/*
+ * Opens len bytes that webhook_sign_seal made into out (NUL-terminated). Returns 0, or -1 when
+ * they were sealed under another key, were tampered with, or do not hold a whsec_ secret;
+ * out is then wiped.
+ */
+int webhook_sign_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *sealed,
+    size_t len, char out[WEBHOOK_SECRET_MAX]);
+
+/*
+ * The webhook-signature header value for one attempt into out: "v1,<base64>". body is len
+ * bytes, signed exactly as sent. Returns 0, or -1 when secret is malformed or on ENOMEM.
+ */
+int webhook_sign(const char *secret, const char *id, long long timestamp, const char *body,
+    size_t len, char out[WEBHOOK_SIGNATURE_MAX]);
+
+#endif

@@ -1,0 +1,743 @@
+/*
+ * Integration tests of marketpay-webhookd against the real stack (tests/integration.sh):
+ * events inserted into the outbox as the payment code inserts them, delivered to the stack's
+ * webhook receiver, which logs each request it gets (headers and exact body) as a JSON line.
+ * The stack runs one daemon with webhook_retry_schedule = 1,1,1; some cases start a second.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "crypto.h"
+#include "fixture.h"
+
+#define WAIT_MS 15000
+#define RETRIES 3            /* webhook_retry_schedule = 1,1,1 in tests/integration.sh */
+#define BODY "{\"type\":\"payment.succeeded\",\"data\":{\"amount\":\"12.50\"," \
+    "\"name\":\"Caf\xc3\xa9 \\\"\xe2\x98\x95\\\" \\\\ \\u00e9\"}}"
+
+static char merchant[32];          /* its webhook goes to the receiver */
+static char secret[128];           /* ... signed with this */
+static char receiver[256];
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || v[0] == '\0') {
+		fprintf(stderr, "check_webhook: %s is not set: run me from tests/integration.sh\n",
+		    name);
+		exit(1);
+	}
+	return v;
+}
+
+static const char *
+stack_file(const char *name)
+{
+	static char path[4][1024];
+	static int next;
+
+	next = (next + 1) % 4;
+	snprintf(path[next], sizeof(path[next]), "%s/%s", env("MARKETPAY_STACK_DIR"), name);
+	return path[next];
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Inserts an event as the payment code does; returns its id (static buffer). */
+static const char *
+insert_event(const char *merchant_id, const char *body)
+{
+	static char id[64];
+	const char *p[2] = { merchant_id, body };
+	const char *v = db_valuev("INSERT INTO webhook_events (id, merchant_id, type, body)"
+	    " VALUES ('evt_' || md5(random()::text), $1, 'payment.succeeded', $2) RETURNING id",
+	    2, p);
+
+	ck_assert_ptr_nonnull(v);
+	snprintf(id, sizeof(id), "%s", v);
+	return id;
+}
+
+/* Polls sql (one parameter) until it gives want; fails the test after ms. */
+static void
+wait_value(const char *sql, const char *param, const char *want, long ms)
+{
+	long long end = now_ms() + ms;
+	const char *v;
+
+	for (;;) {
+		v = db_value(sql, param);
+		if (v != NULL && strcmp(v, want) == 0)
+			return;
+		ck_assert_msg(now_ms() < end, "%s [%s]: still \"%s\" after %ld ms, want \"%s\"",
+		    sql, param ? param : "", v ? v : "(error)", ms, want);
+		usleep(20000);
+	}
+}
+
+static void
+wait_status(const char *id, const char *status)
+{
+	wait_value("SELECT status FROM webhook_events WHERE id = $1", id, status, WAIT_MS);
+}
+
+/* The receiver's log lines for event id, oldest first (NULL-terminated; caller frees). */
+static struct json_object **
+received(const char *id, int *count)
+{
+	struct json_object **out = calloc(1024, sizeof(*out)), *o, *v;
+	FILE *f = fopen(stack_file("webhooks.log"), "r");
+	char line[65536];
+
+	*count = 0;
+	ck_assert_ptr_nonnull(out);
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL && *count < 1023) {
+		if (strchr(line, '\n') == NULL)
+			break;   /* nginx is still writing it */
+		o = json_tokener_parse(line);
+		ck_assert_msg(o != NULL, "receiver log line is not JSON: %s", line);
+		if (json_object_object_get_ex(o, "id", &v) &&
+		    strcmp(json_object_get_string(v), id) == 0)
+			out[(*count)++] = o;
+		else
+			json_object_put(o);
+	}
+	if (f != NULL)
+		fclose(f);
+	return out;
+}
+
+static void
+free_received(struct json_object **r)
+{
+	size_t i;
+
+	for (i = 0; r[i] != NULL; i++)
+		json_object_put(r[i]);
+	free(r);
+}
+
+/* The number of requests the receiver logged for id, waiting up to ms for want of them. */
+static int
+wait_received(const char *id, int want, long ms)
+{
+	long long end = now_ms() + ms;
+	struct json_object **r;
+	int n;
+
+	for (;;) {
+		r = received(id, &n);
+		free_received(r);
+		if (n >= want || now_ms() >= end)
+			return n;
+		usleep(20000);
+	}
+}
+
+static const char *
+field(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+
+/*
+ * Verifies a webhook-signature the way a merchant does, from the secret alone:
+ * base64(HMAC-SHA256(base64-decoded part after whsec_, id "." timestamp "." body)).
+ */
+static int
+signature_ok(const char *whsec, struct json_object *req)
+{
+	const char *id = field(req, "id"), *ts = field(req, "timestamp");
+	const char *body = field(req, "body");
+	unsigned char *key, mac[CRYPTO_SHA256_LEN];
+	char *msg = NULL, *b64 = NULL, want[128];
+	size_t keylen = 0;
+	int ok = 0;
+
+	if ((key = crypto_unbase64(whsec + strlen("whsec_"), &keylen)) == NULL ||
+	    asprintf(&msg, "%s.%s.%s", id, ts, body) < 0)
+		goto out;
+	if (crypto_hmac_sha256(key, keylen, msg, strlen(msg), mac) != 0 ||
+	    (b64 = crypto_base64(mac, sizeof(mac))) == NULL)
+		goto out;
+	snprintf(want, sizeof(want), "v1,%s", b64);
+	ok = strcmp(field(req, "signature"), want) == 0;
+out:
+	free(key);
+	free(msg);
+	free(b64);
+	return ok;
+}
+
+/* Pids of the daemons the cases start, so that a failed case's daemon is stopped later. */
+static void
+note_pid(pid_t pid)
+{
+	FILE *f = fopen(stack_file("test-webhookd.pids"), "a");
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%ld\n", (long)pid);
+	fclose(f);
+}
+
+static pid_t
+stack_daemon(void)
+{
+	FILE *f = fopen(stack_file("webhookd.pid"), "r");
+	long pid = 0;
+
+	ck_assert_msg(f != NULL, "the stack runs no marketpay-webhookd (webhookd.pid)");
+	ck_assert_int_eq(fscanf(f, "%ld", &pid), 1);
+	fclose(f);
+	ck_assert_msg(kill((pid_t)pid, 0) == 0, "the stack's marketpay-webhookd is not running");
+	return (pid_t)pid;
+}
+
+/* Starts another marketpay-webhookd with config conf, its log to log. */
+static pid_t
+start_daemon(const char *conf, const char *log)
+{
+	pid_t pid = fork();
+	int fd;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0 ||
+		    dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execl(env("MARKETPAY_WEBHOOKD"), "marketpay-webhookd", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	note_pid(pid);
+	return pid;
+}
+
+/* True when file holds needle, waiting up to ms. */
+static int
+file_has(const char *path, const char *needle, long ms)
+{
+	long long end = now_ms() + ms;
+	char line[4096];
+	FILE *f;
+	int found;
+
+	for (;;) {
+		found = 0;
+		if ((f = fopen(path, "r")) != NULL) {
+			while (!found && fgets(line, sizeof(line), f) != NULL)
+				found = strstr(line, needle) != NULL;
+			fclose(f);
+		}
+		if (found || now_ms() >= end)
+			return found;
+		usleep(20000);
+	}
+}
+
+/* SIGTERMs a daemon the case started and returns its exit status (-1: did not exit). */
+static int
+stop_daemon(pid_t pid)
+{
+	long long end = now_ms() + 15000;
+	int status;
+
+	kill(pid, SIGTERM);
+	while (now_ms() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * Puts the stack back as the cases expect it, whatever a failed case left behind: the
+ * receiver up, the stack's daemon running, no daemon of ours.
+ */
+static void
+restore(void)
+{
+	FILE *f = fopen(stack_file("test-webhookd.pids"), "r");
+	long pid;
+
+	unlink(stack_file("receiver-down"));
+	while (f != NULL && fscanf(f, "%ld", &pid) == 1)
+		kill((pid_t)pid, SIGKILL);
+	if (f != NULL)
+		fclose(f);
+	unlink(stack_file("test-webhookd.pids"));
+	if ((f = fopen(stack_file("webhookd.pid"), "r")) != NULL) {
+		if (fscanf(f, "%ld", &pid) == 1)
+			kill((pid_t)pid, SIGCONT);
+		fclose(f);
+	}
+}
+
+/* No event is due or in hand: a case that stops the stack's daemon must not catch one. */
+static void
+quiet(void)
+{
+	wait_value("SELECT count(*) FROM webhook_events WHERE status = 'pending'", NULL, "0",
+	    WAIT_MS);
+}
+
+/* One event: delivered once, signed, with the exact body and the Standard Webhooks headers. */
+START_TEST(test_delivered)
+{
+	struct json_object **r;
+	char evt[64], want[512];
+	long long t0 = now_ms();
+	int n;
+
+	snprintf(evt, sizeof(evt), "%s", insert_event(merchant, BODY));
+	wait_status(evt, "delivered");
+	/* The NOTIFY wakes the daemon: not timed tightly, only well short of a long wait. */
+	ck_assert_int_lt(now_ms() - t0, 5000);
+	ck_assert_str_eq(db_value("SELECT attempts || ' ' || (delivered_at IS NOT NULL) || ' ' ||"
+	    " (last_error IS NULL) FROM webhook_events WHERE id = $1", evt), "1 true true");
+	snprintf(want, sizeof(want), "1 204 %s - true", receiver);
+	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ' ' || http_status || ' ' || url ||"
+	    " ' ' || coalesce(error, '-') || ' ' || (duration_ms >= 0), ',') FROM webhook_attempts"
+	    " WHERE event_id = $1", evt), want);
+	ck_assert_int_eq(wait_received(evt, 1, 5000), 1);
+	r = received(evt, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(field(r[0], "body"), BODY);
+	ck_assert_str_eq(field(r[0], "content_type"), "application/json");
+	ck_assert_str_eq(field(r[0], "uri"), "/hook");
+	ck_assert_str_eq(field(r[0], "status"), "204");
+	ck_assert_msg(signature_ok(secret, r[0]), "signature %s does not verify",
+	    field(r[0], "signature"));
+	ck_assert_int_lt(labs(atol(field(r[0], "timestamp")) - (long)time(NULL)), 60);
+	free_received(r);
+}
+END_TEST
+
+/* A daemon that would poll only once a minute still delivers at once: LISTEN/NOTIFY. */
+START_TEST(test_notify_wakes)
+{
+	pid_t a = stack_daemon(), b;
+	char conf[1024], log[1024], evt[64];
+	long long t0;
+
+	snprintf(conf, sizeof(conf), "%s", stack_file("slow-poll.conf"));
+	snprintf(log, sizeof(log), "%s", stack_file("slow-poll.log"));
+	quiet();
+	ck_assert_int_eq(sh("cp \"$MARKETPAY_CONFIG\" '%s' && echo 'webhook_poll_interval = 60'"
+	    " >> '%s'", conf, conf), 0);
+	ck_assert_int_eq(kill(a, SIGSTOP), 0);
+	b = start_daemon(conf, log);
+	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
+	usleep(300000);   /* past its first scan, into its wait */
+	t0 = now_ms();
+	snprintf(evt, sizeof(evt), "%s", insert_event(merchant, "{\"n\":1}"));
+	wait_value("SELECT status FROM webhook_events WHERE id = $1", evt, "delivered", 5000);
+	ck_assert_int_lt(now_ms() - t0, 5000);
+	ck_assert_msg(file_has(log, evt, 2000), "the attempt is not in %s", log);
+	ck_assert_int_eq(stop_daemon(b), 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+}
+END_TEST
+
+/* The receiver answers 503 for a while: attempts are recorded, then it is delivered. */
+START_TEST(test_receiver_down)
+{
+	struct json_object **r;
+	char evt[64];
+	int n, i, attempts;
+	FILE *f = fopen(stack_file("receiver-down"), "w");
+
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	snprintf(evt, sizeof(evt), "%s", insert_event(merchant, BODY));
+	wait_value("SELECT count(*) >= 2 FROM webhook_attempts WHERE event_id = $1 AND"
+	    " http_status = 503", evt, "t", WAIT_MS);
+	unlink(stack_file("receiver-down"));
+	ck_assert_str_eq(db_value("SELECT status || ' ' || (last_error = 'HTTP 503') FROM"
+	    " webhook_events WHERE id = $1", evt), "pending true");
+	wait_status(evt, "delivered");
+	attempts = atoi(db_value("SELECT attempts FROM webhook_events WHERE id = $1", evt));
+	ck_assert_int_ge(attempts, 3);
+	ck_assert_int_le(attempts, RETRIES + 1);
+	/* Every attempt recorded: 503s, then the one 204, numbered from 1 without a gap. */
+	ck_assert_str_eq(db_value("SELECT bool_and(http_status = CASE WHEN attempt = max_a THEN 204"
+	    " ELSE 503 END) AND count(*) = max(max_a) AND min(attempt) = 1 FROM (SELECT *,"
+	    " max(attempt) OVER () AS max_a FROM webhook_attempts WHERE event_id = $1) x", evt),
+	    "t");
+	/* And the receiver saw exactly one request per recorded attempt. */
+	ck_assert_int_eq(wait_received(evt, attempts, 5000), attempts);
+	r = received(evt, &n);
+	ck_assert_int_eq(n, attempts);
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(field(r[i], "status"), i == n - 1 ? "204" : "503");
+	ck_assert_str_eq(field(r[n - 1], "body"), BODY);
+	ck_assert(signature_ok(secret, r[n - 1]));
+	free_received(r);
+}
+END_TEST
+
+/* Events that can never go out: every attempt recorded with its reason, then dead. */
+START_TEST(test_dead)
+{
+	char closed[32], nosecret[32], nourl[32], ev[3][64], want[64];
+	const char *reason[3] = { "%onnect%", "merchant has no webhook secret%",
+	    "merchant has no webhook_url" };
+	const char *p[2];
+	int i;
+
+	snprintf(closed, sizeof(closed), "%s", ctl("merchant create --name 'Closed port'"));
+	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url http://127.0.0.1:1/hook", closed));
+	snprintf(nosecret, sizeof(nosecret), "%s", ctl("merchant create --name 'No secret'"
+	    " --webhook-url %s", receiver));
+	snprintf(nourl, sizeof(nourl), "%s", ctl("merchant create --name 'No URL'"));
+	snprintf(ev[0], sizeof(ev[0]), "%s", insert_event(closed, "{}"));
+	snprintf(ev[1], sizeof(ev[1]), "%s", insert_event(nosecret, "{}"));
+	snprintf(ev[2], sizeof(ev[2]), "%s", insert_event(nourl, "{}"));
+	snprintf(want, sizeof(want), "dead %d true", RETRIES + 1);
+	for (i = 0; i < 3; i++) {
+		wait_status(ev[i], "dead");
+		p[0] = ev[i];
+		p[1] = reason[i];
+		ck_assert_str_eq(db_valuev("SELECT status || ' ' || attempts || ' ' ||"
+		    " (last_error LIKE $2) FROM webhook_events WHERE id = $1", 2, p), want);
+		ck_assert_str_eq(db_valuev("SELECT count(*) || ' ' || bool_and(http_status IS NULL"
+		    " AND error LIKE $2) FROM webhook_attempts WHERE event_id = $1", 2, p),
+		    "4 true");
+		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list"
+		    " --status dead | awk -F'\\t' '$1 == \"%s\" && $3 == \"payment.succeeded\" &&"
+		    " $4 == \"dead\" && $5 == \"%d\" && $6 ~ /^[0-9-]+T[0-9:]+[+]00:00$/ && NF == 6"
+		    " { n++ } END { exit n != 1 }'", ev[i], RETRIES + 1), 0);
+	}
+	/* Nothing unsigned ever left: the merchant without a secret got no request. */
+	ck_assert_int_eq(wait_received(ev[1], 1, 500), 0);
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list --status"
+	    " pending | grep -q %s", ev[0]), 0);
+}
+END_TEST
+
+/* webhook redeliver: a dead event goes out once the endpoint works; a delivered one again. */
+START_TEST(test_redeliver)
+{
+	struct json_object **r;
+	char m[32], sec[128], ev[64], ev2[64];
+	int n;
+
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Fixed later'"));
+	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url http://127.0.0.1:1/hook", m));
+	snprintf(ev, sizeof(ev), "%s", insert_event(m, BODY));
+	wait_status(ev, "dead");
+	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url %s", m, receiver));
+	ck_assert_str_eq(ctl("webhook redeliver %s", ev), ev);
+	wait_status(ev, "delivered");
+	/* A fresh schedule; the earlier attempts kept, the numbers going on. */
+	ck_assert_str_eq(db_value("SELECT attempts FROM webhook_events WHERE id = $1", ev), "1");
+	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ':' || coalesce(http_status::text,"
+	    " '-'), ',' ORDER BY attempt) FROM webhook_attempts WHERE event_id = $1", ev),
+	    "1:-,2:-,3:-,4:-,5:204");
+	ck_assert_int_eq(wait_received(ev, 1, 5000), 1);
+	r = received(ev, &n);
+	ck_assert_msg(signature_ok(sec, r[0]), "not signed with the new secret");
+	ck_assert_str_eq(field(r[0], "body"), BODY);
+	free_received(r);
+
+	snprintf(ev2, sizeof(ev2), "%s", insert_event(merchant, "{\"again\":true}"));
+	wait_status(ev2, "delivered");
+	ck_assert_str_eq(ctl("webhook redeliver %s", ev2), ev2);
+	ck_assert_int_eq(wait_received(ev2, 2, WAIT_MS), 2);
+	wait_status(ev2, "delivered");
+	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ':' || http_status, ','"
+	    " ORDER BY attempt) FROM webhook_attempts WHERE event_id = $1", ev2), "1:204,2:204");
+	r = received(ev2, &n);
+	ck_assert(signature_ok(secret, r[0]) && signature_ok(secret, r[1]));
+	free_received(r);
+
+	ck_assert_ptr_null(ctl("webhook redeliver evt_%032d 2>/dev/null", 0));
+	ck_assert_ptr_null(ctl("webhook redeliver nope 2>/dev/null"));
+	ck_assert_ptr_null(ctl("webhook redeliver 2>/dev/null"));
+}
+END_TEST
+
+/* marketpayctl merchant webhook, webhook list and show: formats, checks, the sealed secret. */
+START_TEST(test_ctl)
+{
+	char m[32], sec[128], ev[64], before[64];
+	const char *p[2];
+
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Ctl shop'"));
+	ck_assert_ptr_null(ctl("merchant webhook %s --url ftp://x.example/ 2>/dev/null", m));
+	ck_assert_ptr_null(ctl("merchant webhook %s 2>/dev/null", m));
+	ck_assert_ptr_null(ctl("merchant webhook 999999999 --url https://x.example/ 2>/dev/null"));
+	ck_assert_ptr_null(ctl("merchant webhook x --url https://x.example/ 2>/dev/null"));
+	/* --keep-secret needs a secret to keep. */
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
+	    " https://x.example/ --keep-secret 2>/dev/null", m), 0);
+	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url https://x.example/h", m));
+	ck_assert_int_eq(strlen(sec), 6 + 32);
+	ck_assert_int_eq(strncmp(sec, "whsec_", 6), 0);
+	ck_assert_int_eq(strspn(sec + 6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789+/"), 32);
+	/* Stored sealed only: 38 characters + nonce and tag, the secret nowhere in it. */
+	p[0] = m;
+	p[1] = sec;
+	ck_assert_str_eq(db_valuev("SELECT length(webhook_secret_sealed) || ' ' ||"
+	    " position(convert_to(substr($2, 7), 'UTF8') IN webhook_secret_sealed) FROM merchants"
+	    " WHERE id = $1", 2, p), "66 0");
+	snprintf(before, sizeof(before), "%s", db_value("SELECT md5(webhook_secret_sealed) FROM"
+	    " merchants WHERE id = $1", m));
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
+	    " %s --keep-secret", m, receiver), 0);
+	ck_assert_str_eq(db_value("SELECT md5(webhook_secret_sealed) FROM merchants WHERE id = $1",
+	    m), before);
+	snprintf(ev, sizeof(ev), "%s", insert_event(m, "{\"kept\":1}"));
+	wait_status(ev, "delivered");
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list | awk -F'\\t'"
+	    " '$1 == \"%s\" && $2 == \"%s\" && $4 == \"delivered\" && $5 == \"1\" && NF == 6"
+	    " { n++ } END { exit n != 1 }'", ev, m), 0);
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list --status"
+	    " sent 2>/dev/null"), 0);
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook show %s | awk"
+	    " -F'\\t' '$1 == \"status\" && $2 == \"delivered\" { s++ } $1 == \"attempt\" &&"
+	    " $2 == \"1\" && $4 == \"204\" && $6 == \"%s\" { a++ }"
+	    " $0 == \"body\\t{\\\"kept\\\":1}\" { b++ }"
+	    " END { exit !(s == 1 && a == 1 && b == 1) }'", ev, receiver), 0);
+	ck_assert_ptr_null(ctl("webhook show evt_00000000000000000000000000000000 2>/dev/null"));
+	ck_assert_ptr_null(ctl("webhook show %s extra 2>/dev/null", ev));
+}
+END_TEST
+
+/*
+ * Two daemons at once, 50 events, the receiver down for the first round: every event
+ * delivered, and the receiver saw each event exactly once per attempt recorded.
+ */
+START_TEST(test_two_daemons)
+{
+	char log[1024], ids[4096], *save = NULL, *id;
+	const char *p[1] = { merchant };
+	struct json_object **r;
+	int n, total = 0;
+	pid_t b;
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s", stack_file("second-webhookd.log"));
+	quiet();
+	b = start_daemon(env("MARKETPAY_CONFIG"), log);
+	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
+	f = fopen(stack_file("receiver-down"), "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	snprintf(ids, sizeof(ids), "%s", db_valuev("WITH e AS (INSERT INTO webhook_events"
+	    " (id, merchant_id, type, body) SELECT 'evt_' || md5(random()::text || g), $1,"
+	    " 'payment.succeeded', '{\"n\":' || g || '}' FROM generate_series(1, 50) g"
+	    " RETURNING id) SELECT string_agg(id, ' ') FROM e", 1, p));
+	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
+	    " AND attempts >= 1", ids, "50", WAIT_MS);
+	unlink(stack_file("receiver-down"));
+	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
+	    " AND status = 'delivered'", ids, "50", WAIT_MS);
+	ck_assert_str_eq(db_value("SELECT count(*) FILTER (WHERE http_status = 204) || ' ' ||"
+	    " count(DISTINCT event_id) FROM webhook_attempts WHERE event_id ="
+	    " ANY(string_to_array($1, ' '))", ids), "50 50");
+	for (id = strtok_r(ids, " ", &save); id != NULL; id = strtok_r(NULL, " ", &save)) {
+		int want = atoi(db_value("SELECT count(*) FROM webhook_attempts WHERE"
+		    " event_id = $1", id));
+
+		ck_assert_int_ge(want, 2);
+		ck_assert_int_eq(wait_received(id, want, 5000), want);
+		r = received(id, &n);
+		ck_assert_msg(n == want, "%s: %d requests for %d attempts", id, n, want);
+		free_received(r);
+		total += n;
+	}
+	ck_assert_int_ge(total, 100);
+	ck_assert_int_eq(stop_daemon(b), 0);
+}
+END_TEST
+
+/* A webhook endpoint that takes 1.5 s to answer 204; writes a byte to ready per request. */
+static pid_t
+slow_server(int *port, int ready)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	char buf[4096];
+	int s, c, one = 1;
+	pid_t pid;
+
+	ck_assert_int_ge(s = socket(AF_INET, SOCK_STREAM, 0), 0);
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(s, 8), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		static const char reply[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+
+		while ((c = accept(s, NULL, NULL)) >= 0) {
+			if (recv(c, buf, sizeof(buf), 0) < 0 || write(ready, "x", 1) != 1)
+				_exit(1);
+			usleep(1500000);
+			/* All of the request read first: unread data would make close() reset. */
+			while (recv(c, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+				;
+			if (write(c, reply, sizeof(reply) - 1) < 0)
+				_exit(1);
+			shutdown(c, SHUT_WR);
+			while (recv(c, buf, sizeof(buf), 0) > 0)
+				;
+			close(c);
+		}
+		_exit(0);
+	}
+	close(s);
+	return pid;
+}
+
+/* SIGTERM while a delivery is in hand: it is finished and recorded, nothing more is taken. */
+START_TEST(test_sigterm_finishes)
+{
+	char log[1024], m[32], sec[128], e1[64], e2[64], x;
+	struct json_object **r;
+	struct pollfd pfd;
+	int fd[2], port, n;
+	pid_t a = stack_daemon(), b, srv;
+
+	snprintf(log, sizeof(log), "%s", stack_file("sigterm-webhookd.log"));
+	quiet();
+	ck_assert_int_eq(pipe(fd), 0);
+	srv = slow_server(&port, fd[1]);
+	note_pid(srv);
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Slow shop'"));
+	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url http://127.0.0.1:%d/slow",
+	    m, port));
+	ck_assert_int_eq(kill(a, SIGSTOP), 0);
+	b = start_daemon(env("MARKETPAY_CONFIG"), log);
+	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
+	snprintf(e1, sizeof(e1), "%s", insert_event(m, "{\"n\":1}"));
+	snprintf(e2, sizeof(e2), "%s", insert_event(m, "{\"n\":2}"));
+	pfd.fd = fd[0];
+	pfd.events = POLLIN;
+	ck_assert_msg(poll(&pfd, 1, 10000) == 1, "the daemon sent nothing to the slow endpoint");
+	ck_assert_int_eq(read(fd[0], &x, 1), 1);
+	/* The request is in hand, its answer 1.5 s away. */
+	ck_assert_int_eq(stop_daemon(b), 0);
+	ck_assert_str_eq(db_value("SELECT status || ' ' || attempts FROM webhook_events WHERE"
+	    " id = $1", e1), "delivered 1");
+	ck_assert_str_eq(db_value("SELECT http_status || ' ' || (duration_ms >= 1000) FROM"
+	    " webhook_attempts WHERE event_id = $1", e1), "204 true");
+	ck_assert_str_eq(db_value("SELECT status || ' ' || attempts || ' ' || (SELECT count(*) FROM"
+	    " webhook_attempts WHERE event_id = $1) FROM webhook_events WHERE id = $1", e2),
+	    "pending 0 0");
+	ck_assert(file_has(log, "stopping on signal", 0));
+	/* No event lost: the stack's daemon, woken again, delivers the other one. */
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
+	    " %s --keep-secret", m, receiver), 0);
+	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	wait_status(e2, "delivered");
+	ck_assert_int_eq(wait_received(e2, 1, 5000), 1);
+	r = received(e2, &n);
+	ck_assert(signature_ok(sec, r[0]));
+	free_received(r);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	close(fd[0]);
+	close(fd[1]);
+}
+END_TEST
+
+/* PostgreSQL restarts: the daemon reconnects, listens again and delivers what comes. */
+START_TEST(test_reconnect)
+{
+	char evt[64];
+
+	quiet();
+	ck_assert_int_eq(sh("\"$MP_STACK\" pg-stop \"$MARKETPAY_STACK_DIR\""), 0);
+	usleep(1500000);
+	ck_assert_int_eq(sh("\"$MP_STACK\" pg-start \"$MARKETPAY_STACK_DIR\""), 0);
+	snprintf(evt, sizeof(evt), "%s", insert_event(merchant, "{\"after\":\"restart\"}"));
+	wait_value("SELECT status FROM webhook_events WHERE id = $1", evt, "delivered", 20000);
+	ck_assert(file_has(stack_file("webhookd.log"), "database connection lost", 0));
+	ck_assert_int_eq(wait_received(evt, 1, 5000), 1);
+}
+END_TEST
+
+static Suite *
+webhook_suite(void)
+{
+	Suite *s = suite_create("webhook");
+	TCase *t = tcase_create("delivery");
+
+	tcase_set_timeout(t, 90);
+	tcase_add_checked_fixture(t, restore, NULL);
+	tcase_add_test(t, test_delivered);
+	tcase_add_test(t, test_notify_wakes);
+	tcase_add_test(t, test_receiver_down);
+	tcase_add_test(t, test_dead);
+	tcase_add_test(t, test_redeliver);
+	tcase_add_test(t, test_ctl);
+	tcase_add_test(t, test_two_daemons);
+	tcase_add_test(t, test_sigterm_finishes);
+	/* Last: it restarts PostgreSQL. */
+	tcase_add_test(t, test_reconnect);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *v;
+	SRunner *sr;
+	int failed;
+
+	env("MARKETPAY_CONFIG");
+	env("MARKETPAYCTL");
+	env("MARKETPAY_WEBHOOKD");
+	env("MP_STACK");
+	snprintf(receiver, sizeof(receiver), "%s", env("MARKETPAY_WEBHOOK_RECEIVER"));
+	if (access(stack_file("webhookd.pid"), R_OK) != 0) {
+		fprintf(stderr, "check_webhook: the stack runs no marketpay-webhookd\n");
+		return EXIT_FAILURE;
+	}
+	if ((v = ctl("merchant create --name 'Webhook shop'")) == NULL)
+		return EXIT_FAILURE;
+	snprintf(merchant, sizeof(merchant), "%s", v);
+	if ((v = ctl("merchant webhook %s --url %s", merchant, receiver)) == NULL)
+		return EXIT_FAILURE;
+	snprintf(secret, sizeof(secret), "%s", v);
+	sr = srunner_create(webhook_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	restore();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,249 @@
+/* Unit tests for the webhook modules: Standard Webhooks signatures, secrets, the schedule. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "config.h"
+#include "crypto.h"
+#include "webhook_schedule.h"
+#include "webhook_sign.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The example of the Standard Webhooks specification and its reference libraries. */
+#define VEC_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#define VEC_ID "msg_p5jXN8AQM9LWM0D4loKWxJek"
+#define VEC_TS 1614265330LL
+#define VEC_BODY "{\"test\": 2432232314}"
+#define VEC_SIG "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+START_TEST(test_sign_vector)
+{
+	char sig[WEBHOOK_SIGNATURE_MAX];
+
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), sig),
+	    0);
+	ck_assert_str_eq(sig, VEC_SIG);
+}
+END_TEST
+
+/* Each part of the signed content counts: change any one and the signature changes. */
+START_TEST(test_sign_covers_everything)
+{
+	char sig[WEBHOOK_SIGNATURE_MAX];
+
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, "msg_p5jXN8AQM9LWM0D4loKWxJeK", VEC_TS, VEC_BODY,
+	    strlen(VEC_BODY), sig), 0);
+	ck_assert_str_ne(sig, VEC_SIG);
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, VEC_ID, VEC_TS + 1, VEC_BODY, strlen(VEC_BODY),
+	    sig), 0);
+	ck_assert_str_ne(sig, VEC_SIG);
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY) - 1,
+	    sig), 0);
+	ck_assert_str_ne(sig, VEC_SIG);
+	ck_assert_int_eq(webhook_sign("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSx", VEC_ID, VEC_TS,
+	    VEC_BODY, strlen(VEC_BODY), sig), 0);
+	ck_assert_str_ne(sig, VEC_SIG);
+}
+END_TEST
+
+/* The body is signed byte for byte: NUL bytes and multibyte UTF-8 included. */
+START_TEST(test_sign_binary_body)
+{
+	static const char body[] = "{\"a\":\"\xc3\xa9\"}\0tail";
+	char one[WEBHOOK_SIGNATURE_MAX], two[WEBHOOK_SIGNATURE_MAX];
+
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, VEC_ID, VEC_TS, body, sizeof(body) - 1, one), 0);
+	ck_assert_int_eq(webhook_sign(VEC_SECRET, VEC_ID, VEC_TS, body, strlen(body), two), 0);
+	ck_assert_str_ne(one, two);
+	ck_assert_int_eq(strlen(one), 3 + 44);
+}
+END_TEST
+
+static const char *const bad_secrets[] = {
+	"",
+	"whsec_",
+	"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",          /* no prefix */
+	"whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS",     /* not a multiple of 4 */
+	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa!w",    /* not base64 */
+	"whsec_MfKQ9r8GKYqr TwjUPD8ILPZIo2LaLaSw",
+	"whsec_MfKQ9r8GKYqrTwjUPD8I",                /* 15 bytes: too short a key */
+	"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw=",
+};
+
+START_TEST(test_sign_bad_secret)
+{
+	char sig[WEBHOOK_SIGNATURE_MAX];
+
+	ck_assert_int_eq(webhook_sign(bad_secrets[_i], VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY),
+	    sig), -1);
+}
+END_TEST
+
+START_TEST(test_secret_new)
+{
+	char a[WEBHOOK_SECRET_MAX], b[WEBHOOK_SECRET_MAX];
+	unsigned char *raw;
+	size_t len = 0;
+
+	ck_assert_int_eq(webhook_sign_secret_new(a), 0);
+	ck_assert_int_eq(webhook_sign_secret_new(b), 0);
+	ck_assert_str_ne(a, b);
+	/* whsec_ + base64 of 24 bytes: 32 characters, no padding. */
+	ck_assert_int_eq(strlen(a), 6 + 32);
+	ck_assert(strncmp(a, "whsec_", 6) == 0);
+	raw = crypto_unbase64(a + 6, &len);
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_int_eq(len, WEBHOOK_SECRET_BYTES);
+	free(raw);
+}
+END_TEST
+
+START_TEST(test_seal_open)
+{
+	unsigned char key[CRYPTO_KEY_LEN], other[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
+	char out[WEBHOOK_SECRET_MAX];
+	size_t len = 0;
+
+	memset(key, 7, sizeof(key));
+	memset(other, 8, sizeof(other));
+	ck_assert_int_eq(webhook_sign_seal(key, VEC_SECRET, sealed, &len), 0);
+	ck_assert_int_eq(len, strlen(VEC_SECRET) + CRYPTO_SEAL_OVERHEAD);
+	/* Not stored in the clear. */
+	ck_assert_ptr_null(memmem(sealed, len, "MfKQ9r8G", 8));
+	ck_assert_int_eq(webhook_sign_open(key, sealed, len, out), 0);
+	ck_assert_str_eq(out, VEC_SECRET);
+	ck_assert_int_eq(webhook_sign_open(other, sealed, len, out), -1);
+	ck_assert_int_eq(webhook_sign_open(key, sealed, len - 1, out), -1);
+	ck_assert_int_eq(webhook_sign_open(key, sealed, CRYPTO_SEAL_OVERHEAD, out), -1);
+	sealed[CRYPTO_SEAL_OVERHEAD / 2] ^= 1;
+	ck_assert_int_eq(webhook_sign_open(key, sealed, len, out), -1);
+	/* Only well-formed secrets are sealed. */
+	ck_assert_int_eq(webhook_sign_seal(key, "whsec_short", sealed, &len), -1);
+	ck_assert_int_eq(webhook_sign_seal(key, "plain text", sealed, &len), -1);
+}
+END_TEST
+
+struct sched {
+	const char *text;
+	size_t n;
+	long delay[4];   /* the first ones */
+};
+
+static const struct sched good_schedules[] = {
+	{ "5", 1, { 5 } },
+	{ "5,300,1800,7200,18000,36000,36000", 7, { 5, 300, 1800, 7200 } },
+	{ "1,1,1", 3, { 1, 1, 1 } },
+	{ " 5 , 300 ", 2, { 5, 300 } },
+	{ "5,\t300", 2, { 5, 300 } },
+	{ "007", 1, { 7 } },
+	{ "2592000", 1, { 2592000 } },
+	{ "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", 32, { 1, 1, 1, 1 } },
+};
+
+START_TEST(test_schedule_good)
+{
+	const struct sched *t = &good_schedules[_i];
+	struct webhook_schedule s;
+	char err[256] = "";
+	size_t i;
+
+	ck_assert_msg(webhook_schedule_parse(t->text, &s, err, sizeof(err)) == 0, "%s: %s",
+	    t->text, err);
+	ck_assert_int_eq(s.n, t->n);
+	for (i = 0; i < t->n && i < NELEM(t->delay); i++)
+		ck_assert_int_eq(s.delay[i], t->delay[i]);
+}
+END_TEST
+
+static const char *const bad_schedules[] = {
+	"", " ", ",", "5,", ",5", "5,,6", "5;6", "5 6", "a", "5a", "-1", "+5", "0", "5,0",
+	"1.5", "1e3", "0x10", "2592001", "99999999999999999999999",
+	"1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1",
+	"5\n", "\xc2\xa0" "5",
+};
+
+START_TEST(test_schedule_bad)
+{
+	struct webhook_schedule s;
+	char err[256] = "";
+
+	ck_assert_msg(webhook_schedule_parse(bad_schedules[_i], &s, err, sizeof(err)) == -1,
+	    "accepted \"%s\"", bad_schedules[_i]);
+	ck_assert_ptr_nonnull(strstr(err, "webhook_retry_schedule must be"));
+	ck_assert_int_eq(s.n, 0);
+}
+END_TEST
+
+/* The attempt after which the event is dead: the first plus one per schedule entry. */
+START_TEST(test_schedule_next)
+{
+	struct webhook_schedule s;
+	char err[256];
+
+	ck_assert_int_eq(webhook_schedule_parse("5,300,1800", &s, err, sizeof(err)), 0);
+	ck_assert_int_eq(webhook_schedule_next(&s, 1), 5);
+	ck_assert_int_eq(webhook_schedule_next(&s, 2), 300);
+	ck_assert_int_eq(webhook_schedule_next(&s, 3), 1800);
+	ck_assert_int_eq(webhook_schedule_next(&s, 4), -1);
+	ck_assert_int_eq(webhook_schedule_next(&s, 5), -1);
+	ck_assert_int_eq(webhook_schedule_next(&s, 0), -1);
+}
+END_TEST
+
+/* The default of the configuration parses, and gives the design's retries. */
+START_TEST(test_schedule_default)
+{
+	struct webhook_schedule s;
+	char err[256] = "";
+	size_t i;
+
+	for (i = 0; i < config_nkeys; i++)
+		if (strcmp(config_keys[i].name, "webhook_retry_schedule") == 0)
+			break;
+	ck_assert_int_lt(i, config_nkeys);
+	ck_assert_msg(webhook_schedule_parse(config_keys[i].def, &s, err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_int_eq(s.n, 7);
+	ck_assert_int_eq(webhook_schedule_next(&s, 1), 5);
+	ck_assert_int_eq(webhook_schedule_next(&s, 7), 36000);
+	ck_assert_int_eq(webhook_schedule_next(&s, 8), -1);
+}
+END_TEST
+
+static Suite *
+webhook_suite(void)
+{
+	Suite *s = suite_create("webhook");
+	TCase *sign = tcase_create("sign");
+	TCase *sched = tcase_create("schedule");
+
+	tcase_add_test(sign, test_sign_vector);
+	tcase_add_test(sign, test_sign_covers_everything);
+	tcase_add_test(sign, test_sign_binary_body);
+	tcase_add_loop_test(sign, test_sign_bad_secret, 0, NELEM(bad_secrets));
+	tcase_add_test(sign, test_secret_new);
+	tcase_add_test(sign, test_seal_open);
+	suite_add_tcase(s, sign);
+	tcase_add_loop_test(sched, test_schedule_good, 0, NELEM(good_schedules));
+	tcase_add_loop_test(sched, test_schedule_bad, 0, NELEM(bad_schedules));
+	tcase_add_test(sched, test_schedule_next);
+	tcase_add_test(sched, test_schedule_default);
+	suite_add_tcase(s, sched);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(webhook_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
