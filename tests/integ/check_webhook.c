@@ -22,6 +22,7 @@
 
 #include "crypto.h"
 #include "fixture.h"
+#include "receiver.h"
 
 #define WAIT_MS 15000
 #define RETRIES 3            /* webhook_retry_schedule = 1,1,1 in tests/integration.sh */
@@ -43,26 +44,6 @@ env(const char *name)
 		exit(1);
 	}
 	return v;
-}
-
-static const char *
-stack_file(const char *name)
-{
-	static char path[4][1024];
-	static int next;
-
-	next = (next + 1) % 4;
-	snprintf(path[next], sizeof(path[next]), "%s/%s", env("MARKETPAY_STACK_DIR"), name);
-	return path[next];
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Inserts an event as the payment code does; returns its id (static buffer). */
@@ -101,96 +82,6 @@ static void
 wait_status(const char *id, const char *status)
 {
 	wait_value("SELECT status FROM webhook_events WHERE id = $1", id, status, WAIT_MS);
-}
-
-/* The receiver's log lines for event id, oldest first (NULL-terminated; caller frees). */
-static struct json_object **
-received(const char *id, int *count)
-{
-	struct json_object **out = calloc(1024, sizeof(*out)), *o, *v;
-	FILE *f = fopen(stack_file("webhooks.log"), "r");
-	char line[65536];
-
-	*count = 0;
-	ck_assert_ptr_nonnull(out);
-	while (f != NULL && fgets(line, sizeof(line), f) != NULL && *count < 1023) {
-		if (strchr(line, '\n') == NULL)
-			break;   /* nginx is still writing it */
-		o = json_tokener_parse(line);
-		ck_assert_msg(o != NULL, "receiver log line is not JSON: %s", line);
-		if (json_object_object_get_ex(o, "id", &v) &&
-		    strcmp(json_object_get_string(v), id) == 0)
-			out[(*count)++] = o;
-		else
-			json_object_put(o);
-	}
-	if (f != NULL)
-		fclose(f);
-	return out;
-}
-
-static void
-free_received(struct json_object **r)
-{
-	size_t i;
-
-	for (i = 0; r[i] != NULL; i++)
-		json_object_put(r[i]);
-	free(r);
-}
-
-/* The number of requests the receiver logged for id, waiting up to ms for want of them. */
-static int
-wait_received(const char *id, int want, long ms)
-{
-	long long end = now_ms() + ms;
-	struct json_object **r;
-	int n;
-
-	for (;;) {
-		r = received(id, &n);
-		free_received(r);
-		if (n >= want || now_ms() >= end)
-			return n;
-		usleep(20000);
-	}
-}
-
-static const char *
-field(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
-}
-
-/*
- * Verifies a webhook-signature the way a merchant does, from the secret alone:
- * base64(HMAC-SHA256(base64-decoded part after whsec_, id "." timestamp "." body)).
- */
-static int
-signature_ok(const char *whsec, struct json_object *req)
-{
-	const char *id = field(req, "id"), *ts = field(req, "timestamp");
-	const char *body = field(req, "body");
-	unsigned char *key, mac[CRYPTO_SHA256_LEN];
-	char *msg = NULL, *b64 = NULL, want[128];
-	size_t keylen = 0;
-	int ok = 0;
-
-	if ((key = crypto_unbase64(whsec + strlen("whsec_"), &keylen)) == NULL ||
-	    asprintf(&msg, "%s.%s.%s", id, ts, body) < 0)
-		goto out;
-	if (crypto_hmac_sha256(key, keylen, msg, strlen(msg), mac) != 0 ||
-	    (b64 = crypto_base64(mac, sizeof(mac))) == NULL)
-		goto out;
-	snprintf(want, sizeof(want), "v1,%s", b64);
-	ok = strcmp(field(req, "signature"), want) == 0;
-out:
-	free(key);
-	free(msg);
-	free(b64);
-	return ok;
 }
 
 /* Pids of the daemons the cases start, so that a failed case's daemon is stopped later. */
@@ -325,17 +216,17 @@ START_TEST(test_delivered)
 	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ' ' || http_status || ' ' || url ||"
 	    " ' ' || coalesce(error, '-') || ' ' || (duration_ms >= 0), ',') FROM webhook_attempts"
 	    " WHERE event_id = $1", evt), want);
-	ck_assert_int_eq(wait_received(evt, 1, 5000), 1);
-	r = received(evt, &n);
+	ck_assert_int_eq(receiver_wait(evt, 1, 5000), 1);
+	r = receiver_requests(evt, &n);
 	ck_assert_int_eq(n, 1);
-	ck_assert_str_eq(field(r[0], "body"), BODY);
-	ck_assert_str_eq(field(r[0], "content_type"), "application/json");
-	ck_assert_str_eq(field(r[0], "uri"), "/hook");
-	ck_assert_str_eq(field(r[0], "status"), "204");
-	ck_assert_msg(signature_ok(secret, r[0]), "signature %s does not verify",
-	    field(r[0], "signature"));
-	ck_assert_int_lt(labs(atol(field(r[0], "timestamp")) - (long)time(NULL)), 60);
-	free_received(r);
+	ck_assert_str_eq(receiver_field(r[0], "body"), BODY);
+	ck_assert_str_eq(receiver_field(r[0], "content_type"), "application/json");
+	ck_assert_str_eq(receiver_field(r[0], "uri"), "/hook");
+	ck_assert_str_eq(receiver_field(r[0], "status"), "204");
+	ck_assert_msg(receiver_signature_ok(secret, r[0]), "signature %s does not verify",
+	    receiver_field(r[0], "signature"));
+	ck_assert_int_lt(labs(atol(receiver_field(r[0], "timestamp")) - (long)time(NULL)), 60);
+	receiver_free(r);
 }
 END_TEST
 
@@ -391,14 +282,14 @@ START_TEST(test_receiver_down)
 	    " max(attempt) OVER () AS max_a FROM webhook_attempts WHERE event_id = $1) x", evt),
 	    "t");
 	/* And the receiver saw exactly one request per recorded attempt. */
-	ck_assert_int_eq(wait_received(evt, attempts, 5000), attempts);
-	r = received(evt, &n);
+	ck_assert_int_eq(receiver_wait(evt, attempts, 5000), attempts);
+	r = receiver_requests(evt, &n);
 	ck_assert_int_eq(n, attempts);
 	for (i = 0; i < n; i++)
-		ck_assert_str_eq(field(r[i], "status"), i == n - 1 ? "204" : "503");
-	ck_assert_str_eq(field(r[n - 1], "body"), BODY);
-	ck_assert(signature_ok(secret, r[n - 1]));
-	free_received(r);
+		ck_assert_str_eq(receiver_field(r[i], "status"), i == n - 1 ? "204" : "503");
+	ck_assert_str_eq(receiver_field(r[n - 1], "body"), BODY);
+	ck_assert(receiver_signature_ok(secret, r[n - 1]));
+	receiver_free(r);
 }
 END_TEST
 
@@ -435,7 +326,7 @@ START_TEST(test_dead)
 		    " { n++ } END { exit n != 1 }'", ev[i], RETRIES + 1), 0);
 	}
 	/* Nothing unsigned ever left: the merchant without a secret got no request. */
-	ck_assert_int_eq(wait_received(ev[1], 1, 500), 0);
+	ck_assert_int_eq(receiver_wait(ev[1], 1, 500), 0);
 	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list --status"
 	    " pending | grep -q %s", ev[0]), 0);
 }
@@ -460,22 +351,22 @@ START_TEST(test_redeliver)
 	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ':' || coalesce(http_status::text,"
 	    " '-'), ',' ORDER BY attempt) FROM webhook_attempts WHERE event_id = $1", ev),
 	    "1:-,2:-,3:-,4:-,5:204");
-	ck_assert_int_eq(wait_received(ev, 1, 5000), 1);
-	r = received(ev, &n);
-	ck_assert_msg(signature_ok(sec, r[0]), "not signed with the new secret");
-	ck_assert_str_eq(field(r[0], "body"), BODY);
-	free_received(r);
+	ck_assert_int_eq(receiver_wait(ev, 1, 5000), 1);
+	r = receiver_requests(ev, &n);
+	ck_assert_msg(receiver_signature_ok(sec, r[0]), "not signed with the new secret");
+	ck_assert_str_eq(receiver_field(r[0], "body"), BODY);
+	receiver_free(r);
 
 	snprintf(ev2, sizeof(ev2), "%s", insert_event(merchant, "{\"again\":true}"));
 	wait_status(ev2, "delivered");
 	ck_assert_str_eq(ctl("webhook redeliver %s", ev2), ev2);
-	ck_assert_int_eq(wait_received(ev2, 2, WAIT_MS), 2);
+	ck_assert_int_eq(receiver_wait(ev2, 2, WAIT_MS), 2);
 	wait_status(ev2, "delivered");
 	ck_assert_str_eq(db_value("SELECT string_agg(attempt || ':' || http_status, ','"
 	    " ORDER BY attempt) FROM webhook_attempts WHERE event_id = $1", ev2), "1:204,2:204");
-	r = received(ev2, &n);
-	ck_assert(signature_ok(secret, r[0]) && signature_ok(secret, r[1]));
-	free_received(r);
+	r = receiver_requests(ev2, &n);
+	ck_assert(receiver_signature_ok(secret, r[0]) && receiver_signature_ok(secret, r[1]));
+	receiver_free(r);
 
 	ck_assert_ptr_null(ctl("webhook redeliver evt_%032d 2>/dev/null", 0));
 	ck_assert_ptr_null(ctl("webhook redeliver nope 2>/dev/null"));
@@ -568,10 +459,10 @@ START_TEST(test_two_daemons)
 		    " event_id = $1", id));
 
 		ck_assert_int_ge(want, 2);
-		ck_assert_int_eq(wait_received(id, want, 5000), want);
-		r = received(id, &n);
+		ck_assert_int_eq(receiver_wait(id, want, 5000), want);
+		r = receiver_requests(id, &n);
 		ck_assert_msg(n == want, "%s: %d requests for %d attempts", id, n, want);
-		free_received(r);
+		receiver_free(r);
 		total += n;
 	}
 	ck_assert_int_ge(total, 100);
@@ -663,10 +554,10 @@ START_TEST(test_sigterm_finishes)
 	    " %s --keep-secret", m, receiver), 0);
 	ck_assert_int_eq(kill(a, SIGCONT), 0);
 	wait_status(e2, "delivered");
-	ck_assert_int_eq(wait_received(e2, 1, 5000), 1);
-	r = received(e2, &n);
-	ck_assert(signature_ok(sec, r[0]));
-	free_received(r);
+	ck_assert_int_eq(receiver_wait(e2, 1, 5000), 1);
+	r = receiver_requests(e2, &n);
+	ck_assert(receiver_signature_ok(sec, r[0]));
+	receiver_free(r);
 	kill(srv, SIGKILL);
 	waitpid(srv, NULL, 0);
 	close(fd[0]);
@@ -686,7 +577,7 @@ START_TEST(test_reconnect)
 	snprintf(evt, sizeof(evt), "%s", insert_event(merchant, "{\"after\":\"restart\"}"));
 	wait_value("SELECT status FROM webhook_events WHERE id = $1", evt, "delivered", 20000);
 	ck_assert(file_has(stack_file("webhookd.log"), "database connection lost", 0));
-	ck_assert_int_eq(wait_received(evt, 1, 5000), 1);
+	ck_assert_int_eq(receiver_wait(evt, 1, 5000), 1);
 }
 END_TEST
 

@@ -1,0 +1,143 @@
+/*
+ * The whole path of the spec's section 1: a merchant creates a session, the customer pays
+ * on the hosted page, and the merchant receives a signed payment.succeeded webhook carrying
+ * its own user_id, delivered by marketpay-webhookd from the outbox.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "crypto.h"
+#include "fixture.h"
+#include "http.h"
+#include "receiver.h"
+
+static char merchant[32], key[160], secret[128], customer[16];
+
+static void
+setup_merchant(void)
+{
+	snprintf(merchant, sizeof(merchant), "%s", ctl("merchant create --name 'E2E Shop'"));
+	snprintf(key, sizeof(key), "%s", ctl("key create %s", merchant));
+	snprintf(secret, sizeof(secret), "%s", ctl("merchant webhook %s --url %s", merchant,
+	    getenv("MARKETPAY_WEBHOOK_RECEIVER")));
+	snprintf(customer, sizeof(customer), "%s", ctl("account create --kind customer"));
+	if (strncmp(secret, "whsec_", 6) != 0 || strlen(customer) != 12 ||
+	    ctl("account deposit %s 500", customer) == NULL ||
+	    sh("echo 4321 | \"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account pin %s >/dev/null",
+	    customer) != 0) {
+		fprintf(stderr, "check_e2e: setup failed\n");
+		exit(1);
+	}
+}
+
+static const char *
+csrf_for(const char *id)
+{
+	static char token[65];
+	unsigned char k[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
+	char msg[64];
+
+	ck_assert_int_eq(crypto_load_key(stack_file("secrets.key"), k), 0);
+	snprintf(msg, sizeof(msg), "csrf:%s", id);
+	ck_assert_int_eq(crypto_hmac_sha256(k, sizeof(k), msg, strlen(msg), md), 0);
+	crypto_hex(md, sizeof(md), token);
+	return token;
+}
+
+START_TEST(test_payment_to_webhook)
+{
+	const char *api[] = { "Content-Type: application/json", NULL, NULL };
+	const char *form[] = { "Content-Type: application/x-www-form-urlencoded", NULL };
+	char auth[200], sid[37], path[128], body[512], event[64];
+	struct json_object **reqs, *payload, *data, *v;
+	struct http_resp r;
+	int n;
+
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	api[1] = auth;
+	ck_assert_int_eq(http_do("POST", "/api/v1/payment/create-session", api,
+	    "{\"items\":[{\"id\":\"tea-1\",\"name\":\"Jasmine \\\"pearls\\\"\",\"price\":40.00},"
+	    "{\"id\":\"cup-2\",\"name\":\"Caf\xc3\xa9 cup\",\"price\":2.55}],\"user_id\":\"ord-9001\","
+	    "\"email\":\"kim@example.com\"}", -1, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	snprintf(sid, sizeof(sid), "%s", http_json_str(&r, "session_id"));
+	http_free(&r);
+
+	snprintf(path, sizeof(path), "/checkout/%s", sid);
+	snprintf(body, sizeof(body), "csrf=%s&method=wallet&action=pay&account_number=%s&pin=4321",
+	    csrf_for(sid), customer);
+	ck_assert_int_eq(http_do("POST", path, form, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 200);   /* no redirect URL: our own result page */
+	ck_assert_ptr_nonnull(strstr(r.body, "Payment received"));
+	http_free(&r);
+
+	snprintf(event, sizeof(event), "%s", db_value("SELECT id FROM webhook_events WHERE"
+	    " body::json->'data'->>'session_id' = $1", sid));
+	ck_assert_int_eq(receiver_wait(event, 1, 15000), 1);
+	reqs = receiver_requests(event, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(receiver_field(reqs[0], "status"), "204");
+	ck_assert_str_eq(receiver_field(reqs[0], "content_type"), "application/json");
+	ck_assert_msg(receiver_signature_ok(secret, reqs[0]), "bad signature");
+	/* The body as the merchant reads it. */
+	payload = json_tokener_parse(receiver_field(reqs[0], "body"));
+	ck_assert_ptr_nonnull(payload);
+	ck_assert(json_object_object_get_ex(payload, "type", &v));
+	ck_assert_str_eq(json_object_get_string(v), "payment.succeeded");
+	ck_assert(json_object_object_get_ex(payload, "id", &v));
+	ck_assert_str_eq(json_object_get_string(v), event);
+	ck_assert(json_object_object_get_ex(payload, "livemode", &v) && !json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(payload, "data", &data));
+	ck_assert(json_object_object_get_ex(data, "user_id", &v));
+	ck_assert_str_eq(json_object_get_string(v), "ord-9001");
+	ck_assert(json_object_object_get_ex(data, "session_id", &v));
+	ck_assert_str_eq(json_object_get_string(v), sid);
+	ck_assert(json_object_object_get_ex(data, "email", &v));
+	ck_assert_str_eq(json_object_get_string(v), "kim@example.com");
+	ck_assert(json_object_object_get_ex(data, "amount", &v));
+	ck_assert_str_eq(json_object_get_string(v), "42.55");
+	ck_assert(json_object_object_get_ex(data, "currency", &v));
+	ck_assert_str_eq(json_object_get_string(v), "AFN");
+	ck_assert(json_object_object_get_ex(data, "payment_method", &v));
+	ck_assert_str_eq(json_object_get_string(v), "wallet");
+	ck_assert(json_object_object_get_ex(data, "items", &v));
+	ck_assert_int_eq(json_object_array_length(v), 2);
+	ck_assert(json_object_object_get_ex(json_object_array_get_idx(v, 1), "name", &v));
+	ck_assert_str_eq(json_object_get_string(v), "Caf\xc3\xa9 cup");
+	ck_assert(json_object_object_get_ex(data, "transaction_id", &v));
+	ck_assert_str_eq(json_object_get_string(v), db_value("SELECT transaction_id FROM"
+	    " payment_sessions WHERE id = $1::uuid", sid));
+	json_object_put(payload);
+	receiver_free(reqs);
+	ck_assert_str_eq(db_value("SELECT status FROM webhook_events WHERE id = $1", event),
+	    "delivered");
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" ledger verify >/dev/null"), 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("e2e");
+	TCase *t = tcase_create("payment to webhook");
+	SRunner *sr;
+	int failed;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	setup_merchant();
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_payment_to_webhook);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	curl_global_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
