@@ -13,6 +13,8 @@ struct app {
 	struct db *db;
 	bool have_secret;                       /* secrets_key_file was read */
 	unsigned char secret[CRYPTO_KEY_LEN];   /* keys the checkout form's CSRF tokens */
+	struct crypto_pkey *pin_key;            /* decrypts transfer PINs; NULL: not configured */
+	char *pin_public_pem;                   /* its public half, for merchants */
 };
 
 #endif

@@ -29,6 +29,9 @@ struct config {
 	char *sql_dir;             /* migrations for marketpayctl db migrate */
 	char *secrets_key_file;    /* 32 bytes: encrypts webhook signing secrets at rest */
 	char *pepper_file;         /* 32 bytes: the HMAC key of PIN digests */
+	char *pin_key_file;        /* RSA private key (PEM) merchants encrypt transfer PINs to */
+	long max_vendors;          /* vendors per multi-vendor transfer */
+	char *timezone;            /* of transaction_date in transfer replies */
 	long pin_max_attempts;     /* consecutive wrong PINs before the lock */
 	long pin_lock_seconds;
 	char *webhook_retry_schedule; /* seconds between attempts, comma-separated */

@@ -1,11 +1,16 @@
 /* The only file that includes OpenSSL headers. */
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <openssl/rand.h>
 
 #include "crypto.h"
@@ -159,5 +164,105 @@ crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, siz
 	rc = 0;
 out:
 	EVP_CIPHER_CTX_free(ctx);
+	return rc;
+}
+
+struct crypto_pkey {
+	EVP_PKEY *pkey;
+};
+
+struct crypto_pkey *
+crypto_pkey_load(const char *path)
+{
+	struct crypto_pkey *k = NULL;
+	FILE *fp = fopen(path, "r");
+	EVP_PKEY *pkey;
+
+	if (fp == NULL)
+		return NULL;
+	pkey = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+	fclose(fp);
+	if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA ||
+	    (k = malloc(sizeof(*k))) == NULL) {
+		EVP_PKEY_free(pkey);
+		return NULL;
+	}
+	k->pkey = pkey;
+	return k;
+}
+
+void
+crypto_pkey_free(struct crypto_pkey *k)
+{
+	if (k == NULL)
+		return;
+	EVP_PKEY_free(k->pkey);
+	free(k);
+}
+
+char *
+crypto_pkey_public_pem(const struct crypto_pkey *k)
+{
+	BIO *bio = BIO_new(BIO_s_mem());
+	char *data, *out = NULL;
+	long n;
+
+	if (bio == NULL)
+		return NULL;
+	if (PEM_write_bio_PUBKEY(bio, k->pkey) == 1 && (n = BIO_get_mem_data(bio, &data)) > 0 &&
+	    (out = malloc((size_t)n + 1)) != NULL) {
+		memcpy(out, data, (size_t)n);
+		out[n] = '\0';
+	}
+	BIO_free(bio);
+	return out;
+}
+
+long
+crypto_pkey_decrypt(const struct crypto_pkey *k, const unsigned char *in, size_t len,
+    unsigned char *out, size_t outlen)
+{
+	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new(k->pkey, NULL);
+	unsigned char *buf = NULL;
+	size_t n = 0;
+	long rc = -1;
+
+	if (ctx == NULL || EVP_PKEY_decrypt_init(ctx) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) != 1 ||
+	    EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) != 1 ||
+	    EVP_PKEY_decrypt(ctx, NULL, &n, in, len) != 1 || (buf = malloc(n)) == NULL ||
+	    EVP_PKEY_decrypt(ctx, buf, &n, in, len) != 1 || n > outlen)
+		goto out;
+	memcpy(out, buf, n);
+	rc = (long)n;
+out:
+	if (buf != NULL)
+		OPENSSL_clear_free(buf, n);
+	EVP_PKEY_CTX_free(ctx);
+	return rc;
+}
+
+int
+crypto_pkey_generate(const char *path, int bits)
+{
+	EVP_PKEY *pkey = EVP_RSA_gen((unsigned int)bits);
+	FILE *fp = NULL;
+	int fd, rc = -1;
+
+	if (pkey == NULL)
+		return -1;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640)) < 0 ||
+	    (fp = fdopen(fd, "w")) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	if (PEM_write_PrivateKey(fp, pkey, NULL, NULL, 0, NULL, NULL) == 1)
+		rc = 0;
+	if (fclose(fp) != 0)
+		rc = -1;
+out:
+	EVP_PKEY_free(pkey);
 	return rc;
 }

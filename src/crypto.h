@@ -59,4 +59,26 @@ int crypto_seal(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p,
 int crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
     unsigned char *out);
 
+/* An RSA key pair for PIN encryption (DESIGN.md section 6); opaque outside crypto.c. */
+struct crypto_pkey;
+
+/* Loads a PEM private key from path. NULL when it cannot be read or parsed. */
+struct crypto_pkey *crypto_pkey_load(const char *path);
+
+/* Frees k (NULL is fine). */
+void crypto_pkey_free(struct crypto_pkey *k);
+
+/* The public half as PEM ("-----BEGIN PUBLIC KEY-----..."); the caller frees. NULL on error. */
+char *crypto_pkey_public_pem(const struct crypto_pkey *k);
+
+/*
+ * RSA-OAEP (SHA-256, MGF1 SHA-256) decryption of len bytes into out (outlen bytes at most).
+ * Returns the plaintext length, or -1 when it does not decrypt under k.
+ */
+long crypto_pkey_decrypt(const struct crypto_pkey *k, const unsigned char *in, size_t len,
+    unsigned char *out, size_t outlen);
+
+/* Makes a new RSA key of bits and writes its private PEM to path (mode 0640). 0 or -1. */
+int crypto_pkey_generate(const char *path, int bits);
+
 #endif

@@ -39,5 +39,8 @@ int ctl_account_deposit(struct ctl *c, int argc, char **argv);
 int ctl_account_pin(struct ctl *c, int argc, char **argv);
 int ctl_account_show(struct ctl *c, int argc, char **argv);
 int ctl_ledger_verify(struct ctl *c, int argc, char **argv);
+int ctl_pin_key_generate(struct ctl *c, int argc, char **argv);
+int ctl_merchant_pin(struct ctl *c, int argc, char **argv);
+int ctl_merchant_settlement(struct ctl *c, int argc, char **argv);
 
 #endif

@@ -75,6 +75,21 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " $6::boolean)" },
 	/* DB_CLOSE: $1 session, $2 'failed' or 'canceled', $3 reason */
 	{ "close", "SELECT mp_close_session($1::uuid, $2, $3)" },
+	/* DB_MERCHANT_PIN: $1 merchant id */
+	{ "merchant_pin",
+	  "SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''),"
+	  " coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = $1::bigint" },
+	/* DB_MERCHANT_PIN_FAILED: $1 merchant id, $2 max attempts, $3 lock seconds */
+	{ "merchant_pin_failed",
+	  "SELECT failures, locked FROM mp_merchant_pin_failed($1::bigint, $2::int, $3::int)" },
+	/* DB_MERCHANT_PIN_OK: $1 merchant id */
+	{ "merchant_pin_ok",
+	  "UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint"
+	  " AND (pin_failures <> 0 OR pin_locked_until IS NOT NULL)" },
+	/* DB_TRANSFER: $1 merchant, $2 currency, $3 account numbers, $4 amounts, $5 time zone */
+	{ "transfer",
+	  "SELECT transfer_id, amount, transaction_date FROM mp_transfer($1::bigint, $2,"
+	  " $3::text[], $4::bigint[], $5)" },
 };
 
 struct db {
@@ -84,6 +99,8 @@ struct db {
 	long backoff_ms;
 	const char *reqid;
 	char sqlstate[6];   /* of the last ERR_INVALID from db_run */
+	char detail[64];    /* its DETAIL */
+	char message[128];  /* its primary message */
 };
 
 struct db *
@@ -115,6 +132,18 @@ const char *
 db_sqlstate(const struct db *db)
 {
 	return db->sqlstate;
+}
+
+const char *
+db_detail(const struct db *db)
+{
+	return db->detail;
+}
+
+const char *
+db_message(const struct db *db)
+{
+	return db->message;
 }
 
 void
@@ -231,9 +260,17 @@ classify(struct db *db, PGresult *r, const char *what)
 	if (state != NULL && strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
 	/* mp_post's refusals (sql/002_ledger.sql): the caller says what they mean. */
-	if (state != NULL && strncmp(state, "MP00", 4) == 0) {
-		db->sqlstate[0] = '\0';
+	if (state != NULL && strncmp(state, "MP0", 3) == 0) {
+		const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+
+		const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+
+		db->sqlstate[0] = db->detail[0] = db->message[0] = '\0';
 		strncat(db->sqlstate, state, sizeof(db->sqlstate) - 1);
+		if (msg != NULL)
+			strncat(db->message, msg, sizeof(db->message) - 1);
+		if (detail != NULL)
+			strncat(db->detail, detail, sizeof(db->detail) - 1);
 		return ERR_INVALID;
 	}
 	log_msg(LOG_LVL_ERROR, db->reqid, "%s: %s %s", what, state ? state : "-",

@@ -24,6 +24,10 @@ enum db_stmt {
 	DB_PIN_OK,
 	DB_PAY,
 	DB_CLOSE,
+	DB_MERCHANT_PIN,
+	DB_MERCHANT_PIN_FAILED,
+	DB_MERCHANT_PIN_OK,
+	DB_TRANSFER,
 	DB_STMT__MAX
 };
 
@@ -57,9 +61,12 @@ enum err db_rollback(struct db *db);
 
 /*
  * After db_run failed with ERR_INVALID: the SQLSTATE of the ledger's refusal (MP001 account
- * not usable, MP002 currency, MP003 funds, MP004 malformed), owned by db.
+ * not usable, MP002 currency, MP003 funds, MP004 malformed; MP011-MP015 in sql/005) and its
+ * DETAIL and primary message ("" when none), owned by db.
  */
 const char *db_sqlstate(const struct db *db);
+const char *db_detail(const struct db *db);
+const char *db_message(const struct db *db);
 
 /* The request id that db log lines carry (owned by the caller; NULL = none). */
 void db_set_reqid(struct db *db, const char *reqid);

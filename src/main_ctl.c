@@ -32,6 +32,10 @@ static const struct command commands[] = {
 	{ "account", "pin", ctl_account_pin, "account pin ACCOUNT < pin" },
 	{ "account", "show", ctl_account_show, "account show ACCOUNT" },
 	{ "ledger", "verify", ctl_ledger_verify, "ledger verify" },
+	{ "pin-key", "generate", ctl_pin_key_generate, "pin-key generate [--force]" },
+	{ "merchant", "pin", ctl_merchant_pin, "merchant pin MERCHANT_ID < pin" },
+	{ "merchant", "settlement", ctl_merchant_settlement,
+	  "merchant settlement MERCHANT_ID on|off" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -99,6 +99,11 @@ main(int argc, char **argv)
 	if (!app.have_secret)
 		log_msg(LOG_LVL_WARN, NULL, "secrets_key_file %s: not readable (32 bytes); the "
 		    "checkout page is unavailable", app.cfg.secrets_key_file);
+	/* Without the PIN key the other endpoints work; transfers answer 503. */
+	if ((app.pin_key = crypto_pkey_load(app.cfg.pin_key_file)) == NULL ||
+	    (app.pin_public_pem = crypto_pkey_public_pem(app.pin_key)) == NULL)
+		log_msg(LOG_LVL_WARN, NULL, "pin_key_file %s: no RSA private key; multi-vendor "
+		    "transfers are unavailable", app.cfg.pin_key_file);
 	db_ready(app.db);
 	log_msg(LOG_LVL_INFO, NULL, "worker ready");
 	for (;;) {
@@ -136,6 +141,8 @@ main(int argc, char **argv)
 out:
 	fcgi_free(f);
 	crypto_wipe(app.secret, sizeof(app.secret));
+	crypto_pkey_free(app.pin_key);
+	free(app.pin_public_pem);
 	db_free(app.db);
 	config_free(&app.cfg);
 	log_close();

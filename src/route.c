@@ -8,6 +8,8 @@
 #include "health.h"
 #include "route.h"
 #include "session.h"
+#include "settle_pin.h"
+#include "transfer.h"
 
 struct route {
 	const char *method;
@@ -20,6 +22,7 @@ struct route {
 
 /* The spec (section 5) has the 401 text differ between endpoints. */
 #define DENY_SESSION "Invalid or missing API key."
+#define DENY_TRANSFER "Authentication credentials were not provided or are invalid."
 
 #define JSON "application/json"
 #define FORM "application/x-www-form-urlencoded"
@@ -27,6 +30,10 @@ struct route {
 static const struct route routes[] = {
 	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, JSON, session_create },
 	{ "GET",  "/api/v1/payment/sessions/",      true,  DENY_SESSION, NULL, session_get },
+	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, DENY_TRANSFER, JSON,
+	  transfer_send },
+	{ "GET",  "/api/v1/payment/pin-public-key", false, DENY_TRANSFER, NULL,
+	  settle_pin_public_key },
 	{ "GET",  "/api/v1/health",                 false, NULL,         NULL, health_get },
 	{ "GET",  "/checkout/",                     true,  NULL,         NULL, checkout_get },
 	{ "POST", "/checkout/",                     true,  NULL,         FORM, checkout_post },

@@ -79,6 +79,7 @@ sql_dir = $srcdir/sql
 log_file = stderr
 secrets_key_file = $dir/secrets.key
 pepper_file = $dir/pin-pepper
+pin_key_file = $dir/pin-key.pem
 ${MP_CONF_EXTRA:-}
 CONF
 }
@@ -180,6 +181,10 @@ start() {
 	write_secrets "$dir"
 	write_config "$dir" "$port"
 	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db migrate >/dev/null
+	# The RSA key merchants encrypt transfer PINs to (kept across dev/run restarts).
+	[ -f "$dir/pin-key.pem" ] ||
+		"$builddir/marketpayctl" -c "$dir/marketpay.conf" pin-key generate >/dev/null
+	[ "$(id -u)" = 0 ] && chown nobody "$dir/pin-key.pem"
 	write_nginx "$dir" "$port" "$rport"
 	start_pool "$dir"
 	start_webhookd "$dir"

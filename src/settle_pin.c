@@ -1,0 +1,121 @@
+/* The transfer PIN: sent encrypted to our RSA key, kept only as a peppered HMAC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crypto.h"
+#include "json.h"
+#include "pin.h"
+#include "settle_pin.h"
+
+#define LOCKED "transfers are locked after too many wrong PINs; try again later"
+
+static void
+unavailable(struct req *req, enum err e)
+{
+	if (e == ERR_UNAVAILABLE)
+		req_fail(req, 503, "service temporarily unavailable; retry later");
+	else
+		req_fail(req, 500, "internal error");
+}
+
+static void
+count_failure(struct app *app, struct req *req, const char *merchant)
+{
+	char max[16], secs[16];
+	const char *p[3] = { merchant, max, secs };
+	PGresult *r;
+	enum err e;
+
+	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
+	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
+	if ((r = db_run(app->db, DB_MERCHANT_PIN_FAILED, 3, p, &e)) == NULL) {
+		unavailable(req, e);
+		return;
+	}
+	PQclear(r);
+	req_fail(req, 400, "invalid PIN");
+}
+
+/* The PIN in pin_b64 as digits in out[PIN_MAX + 1]; false when it is not one. */
+static bool
+decrypt(const struct app *app, const char *pin_b64, char out[PIN_MAX + 1])
+{
+	unsigned char *raw = NULL, plain[64];
+	size_t rawlen = 0;
+	long n = -1;
+
+	if ((raw = crypto_unbase64(pin_b64, &rawlen)) != NULL)
+		n = crypto_pkey_decrypt(app->pin_key, raw, rawlen, plain, sizeof(plain));
+	free(raw);
+	if (n < PIN_MIN || n > PIN_MAX) {
+		crypto_wipe(plain, sizeof(plain));
+		return false;
+	}
+	memcpy(out, plain, (size_t)n);
+	out[n] = '\0';
+	crypto_wipe(plain, sizeof(plain));
+	return pin_format_ok(out);
+}
+
+bool
+settle_pin_check(struct app *app, struct req *req, const char *pin_b64)
+{
+	char merchant[24], pin[PIN_MAX + 1] = "", digest[67] = "";
+	const char *p[1] = { merchant };
+	PGresult *r = NULL;
+	enum err e;
+	bool ok = false;
+
+	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
+	if ((r = db_run(app->db, DB_MERCHANT_PIN, 1, p, &e)) == NULL || PQntuples(r) != 1) {
+		unavailable(req, r == NULL ? e : ERR_DB);
+		goto out;
+	}
+	if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+		req_fail(req, 400, "marketplace settlement is not enabled for this merchant");
+		goto out;
+	}
+	if (strcmp(PQgetvalue(r, 0, 2), "t") == 0) {
+		req_fail(req, 400, LOCKED);
+		goto out;
+	}
+	if (app->pin_key == NULL) {
+		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
+		goto out;
+	}
+	/* No PIN set yet: refused like a wrong one, without counting. */
+	if (strlen(PQgetvalue(r, 0, 1)) != 64) {
+		req_fail(req, 400, "invalid PIN");
+		goto out;
+	}
+	if (!decrypt(app, pin_b64, pin) || pin_digest(app->cfg.pepper_file, pin, digest) != 0 ||
+	    !crypto_equal(digest + 2, PQgetvalue(r, 0, 1), 64)) {
+		count_failure(app, req, merchant);
+		goto out;
+	}
+	PQclear(db_run(app->db, DB_MERCHANT_PIN_OK, 1, p, &e));
+	ok = true;
+out:
+	crypto_wipe(pin, sizeof(pin));
+	crypto_wipe(digest, sizeof(digest));
+	PQclear(r);
+	return ok;
+}
+
+void
+settle_pin_public_key(struct app *app, struct req *req)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (app->pin_public_pem == NULL) {
+		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
+	} else if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
+	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
+	    json_add(o, "message", json_object_new_string("Encrypt the PIN to this key with "
+	    "RSA-OAEP (SHA-256) and send it base64-encoded.")) != 0 ||
+	    json_add(o, "public_key", json_object_new_string(app->pin_public_pem)) != 0 ||
+	    req_reply_json(req, 200, o) != 0)
+		req_fail(req, 500, "internal error");
+	json_object_put(o);
+}

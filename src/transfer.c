@@ -1,0 +1,214 @@
+/* Multi-vendor settlement: one request splits the merchant's balance across vendors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idem.h"
+#include "json.h"
+#include "money.h"
+#include "settle_pin.h"
+#include "transfer.h"
+#include "valid.h"
+
+struct vendor_in {
+	const char *account_number;
+	int64_t amount;
+};
+
+#define T(f) offsetof(struct transfer_in, f)
+#define V(f) offsetof(struct vendor_in, f)
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#define ACCOUNT_LEN 12   /* two letters and ten digits, as accounts.account_number */
+
+static const struct valid_field transfer_fields[] = {
+	{ "pin", VALID_STRING, true, true, 4096, NULL, NULL, T(pin), VALID_NO_PRESENT },
+	{ "vendors", VALID_ARRAY, true, false, 0, NULL, NULL, T(vendors), VALID_NO_PRESENT },
+};
+
+static const struct valid_field vendor_fields[] = {
+	{ "account_number", VALID_STRING, true, true, 64, NULL, NULL, V(account_number),
+	  VALID_NO_PRESENT },
+	{ "amount", VALID_MONEY, true, false, 0, NULL, NULL, V(amount), VALID_NO_PRESENT },
+};
+
+/* The form of every account number; anything else cannot name an account. */
+static bool
+account_form(const char *s)
+{
+	return strlen(s) == ACCOUNT_LEN && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 2 &&
+	    strspn(s + 2, "0123456789") == ACCOUNT_LEN - 2;
+}
+
+bool
+transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
+    struct transfer_in *in, char *msg, size_t msglen)
+{
+	struct vendor_in v[1000];
+	size_t i, j, n;
+	char prefix[32];
+
+	memset(in, 0, sizeof(*in));
+	if (!json_object_is_type(root, json_type_object)) {
+		snprintf(msg, msglen, "request body must be a JSON object");
+		return false;
+	}
+	if (!valid_object(root, transfer_fields, NELEM(transfer_fields), "", max_amount, in, msg,
+	    msglen))
+		return false;
+	n = json_object_array_length(in->vendors);
+	if (n == 0 || n > (size_t)max_vendors || n > NELEM(v)) {
+		snprintf(msg, msglen, n == 0 ? "vendors must not be empty" :
+		    "vendors must have at most %ld entries", max_vendors);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(in->vendors, i);
+
+		snprintf(prefix, sizeof(prefix), "vendors[%zu]", i);
+		if (!json_object_is_type(o, json_type_object)) {
+			snprintf(msg, msglen, "%s must be an object", prefix);
+			return false;
+		}
+		strncat(prefix, ".", sizeof(prefix) - strlen(prefix) - 1);
+		memset(&v[i], 0, sizeof(v[i]));
+		if (!valid_object(o, vendor_fields, NELEM(vendor_fields), prefix, max_amount, &v[i],
+		    msg, msglen))
+			return false;
+		if (!account_form(v[i].account_number)) {
+			snprintf(msg, msglen, "%saccount_number: no such account", prefix);
+			return false;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(v[j].account_number, v[i].account_number) == 0) {
+				snprintf(msg, msglen, "%saccount_number repeats vendors[%zu]."
+				    "account_number", prefix, j);
+				return false;
+			}
+		/* Each is at most max_amount, far below INT64_MAX: the sum cannot overflow. */
+		if ((in->total += v[i].amount) > max_amount) {
+			snprintf(msg, msglen, "the total of vendors[].amount is above the maximum "
+			    "amount");
+			return false;
+		}
+	}
+	/* Array literals for the database: the tokens are checked digits and letters only. */
+	in->accounts = malloc(n * (ACCOUNT_LEN + 1) + 3);
+	in->amounts = malloc(n * 21 + 3);
+	if (in->accounts == NULL || in->amounts == NULL) {
+		free(in->accounts);
+		free(in->amounts);
+		in->accounts = in->amounts = NULL;
+		snprintf(msg, msglen, "out of memory");
+		return false;
+	}
+	strcpy(in->accounts, "{");
+	strcpy(in->amounts, "{");
+	for (i = 0; i < n; i++) {
+		sprintf(in->accounts + strlen(in->accounts), "%s%s", i ? "," : "",
+		    v[i].account_number);
+		sprintf(in->amounts + strlen(in->amounts), "%s%lld", i ? "," : "",
+		    (long long)v[i].amount);
+	}
+	strcat(in->accounts, "}");
+	strcat(in->amounts, "}");
+	return true;
+}
+
+/* A refusal of mp_transfer (sql/005_transfers.sql) as the merchant's 400. */
+static void
+refused(struct app *app, struct req *req, const struct transfer_in *in)
+{
+	static const struct { const char *state, *rule; } rules[] = {
+		{ "MP011", ": no such account" },
+		{ "MP012", " is the merchant's own account" },
+		{ "MP013", " is not a vendor account" },
+		{ "MP014", " is not active" },
+	};
+	const char *state = db_sqlstate(app->db), *detail = db_detail(app->db);
+	char total[MONEY_BUFLEN];
+	size_t i;
+
+	for (i = 0; i < NELEM(rules); i++)
+		if (strcmp(state, rules[i].state) == 0) {
+			req_fail(req, 400, "vendors[%s].account_number%s", detail, rules[i].rule);
+			return;
+		}
+	if (strcmp(state, "MP015") == 0)
+		req_fail(req, 400, "vendors[%s].account_number %s", detail, db_message(app->db));
+	else if (strcmp(state, "MP003") == 0)
+		req_fail(req, 400, "the total %s exceeds the available balance",
+		    money_format(in->total, total));
+	else if (strcmp(state, "MP001") == 0)
+		req_fail(req, 400, "the merchant's settlement account is not active");
+	else
+		req_fail(req, 500, "internal error");
+}
+
+static struct json_object *
+reply_body(PGresult *r, int64_t total)
+{
+	struct json_object *o = json_object_new_object(), *detail = json_object_new_array(), *d;
+	int i;
+
+	for (i = 0; detail != NULL && i < PQntuples(r); i++) {
+		if ((d = json_object_new_object()) == NULL || json_object_array_add(detail, d) != 0 ||
+		    json_add(d, "transaction_id", json_object_new_string(PQgetvalue(r, i, 0))) ||
+		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i, 1), NULL, 10)))) {
+			json_object_put(detail);
+			detail = NULL;
+		}
+	}
+	if (o == NULL || json_add(o, "success", json_object_new_boolean(1)) != 0 ||
+	    json_add(o, "status_code", json_object_new_int(10)) != 0 ||
+	    json_add(o, "message", json_object_new_string("Transfer completed.")) != 0 ||
+	    json_add(o, "transaction_detail", detail) != 0 ||
+	    json_add(o, "transaction_date", json_object_new_string(PQgetvalue(r, 0, 2))) != 0 ||
+	    json_add(o, "amount", json_money_number(total)) != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+void
+transfer_send(struct app *app, struct req *req)
+{
+	struct json_object *root = NULL, *body = NULL;
+	struct transfer_in in = { 0 };
+	char msg[512], merchant[24];
+	const char *p[5];
+	PGresult *r = NULL;
+	enum err e;
+
+	if ((root = json_parse_strict(req->body, req->body_len, msg, sizeof(msg))) == NULL ||
+	    !transfer_validate(root, app->cfg.max_vendors, app->cfg.max_amount, &in, msg,
+	    sizeof(msg))) {
+		req_fail(req, 400, "%s", msg);
+		goto out;
+	}
+	/* The PIN before anything about vendors or balances is revealed; its failures count. */
+	if (!settle_pin_check(app, req, in.pin) || !idem_begin(app, req))
+		goto out;
+	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
+	p[0] = merchant;
+	p[1] = req->merchant_currency;
+	p[2] = in.accounts;
+	p[3] = in.amounts;
+	p[4] = app->cfg.timezone;
+	if ((r = db_run(app->db, DB_TRANSFER, 5, p, &e)) == NULL) {
+		if (e == ERR_INVALID)
+			refused(app, req, &in);
+		else
+			req_fail(req, e == ERR_UNAVAILABLE ? 503 : 500, e == ERR_UNAVAILABLE ?
+			    "service temporarily unavailable; retry later" : "internal error");
+	} else if (PQntuples(r) < 1 || (body = reply_body(r, in.total)) == NULL ||
+	    req_reply_json(req, 200, body) != 0)
+		req_fail(req, 500, "internal error");
+	idem_end(app, req);
+out:
+	PQclear(r);
+	json_object_put(body);
+	free(in.accounts);
+	free(in.amounts);
+	json_object_put(root);
+}

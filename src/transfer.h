@@ -1,0 +1,32 @@
+#ifndef MP_TRANSFER_H
+#define MP_TRANSFER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "app.h"
+#include "req.h"
+
+/* A send-money-MultiVendor request after validation; strings point into the JSON. */
+struct transfer_in {
+	const char *pin;
+	struct json_object *vendors;
+	int64_t total;           /* minor units */
+	char *accounts;          /* "{VE…,VE…}": PostgreSQL array text; owned, free() */
+	char *amounts;           /* "{1200,…}"; owned, free() */
+};
+
+/*
+ * Validates a transfer body (spec 2.4, DESIGN.md section 6) held in root. Returns true with
+ * in filled (free in->accounts and in->amounts), or false with the field and rule in msg.
+ */
+bool transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
+    struct transfer_in *in, char *msg, size_t msglen);
+
+/* POST /api/v1/payment/send-money-MultiVendor (spec 4.2). */
+void transfer_send(struct app *app, struct req *req);
+
+#endif
