@@ -18,9 +18,13 @@
 int
 crypto_sha256(const void *p, size_t len, unsigned char out[CRYPTO_SHA256_LEN])
 {
+	/* Fetched once: OpenSSL 3 would otherwise look the algorithm up on every call. */
+	static EVP_MD *sha256;
 	unsigned int outlen = 0;
 
-	if (EVP_Digest(p, len, out, &outlen, EVP_sha256(), NULL) != 1 ||
+	if (sha256 == NULL && (sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+		return -1;
+	if (EVP_Digest(p, len, out, &outlen, sha256, NULL) != 1 ||
 	    outlen != CRYPTO_SHA256_LEN)
 		return -1;
 	return 0;
