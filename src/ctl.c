@@ -20,6 +20,24 @@ ctl_exec(struct ctl *c, const char *what, const char *sql, int n, const char *co
 }
 
 int
+ctl_exec_print(struct ctl *c, const char *what, const char *sql, int n,
+    const char *const *params, const char *missing)
+{
+	PGresult *r = ctl_exec(c, what, sql, n, params);
+	int rc = 1;
+
+	if (r == NULL)
+		return 1;
+	if (PQntuples(r) == 1) {
+		printf("%s\n", PQgetvalue(r, 0, 0));
+		rc = 0;
+	} else
+		ctl_fail("%s", missing);
+	PQclear(r);
+	return rc;
+}
+
+int
 ctl_fail(const char *fmt, ...)
 {
 	va_list ap;

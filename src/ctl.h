@@ -18,6 +18,13 @@ struct ctl {
 PGresult *ctl_exec(struct ctl *c, const char *what, const char *sql, int n,
     const char *const *params);
 
+/*
+ * Runs sql like ctl_exec and prints the first value of its single row. Returns 0, or 1
+ * after printing "marketpayctl: <missing>" when it did not return exactly one row.
+ */
+int ctl_exec_print(struct ctl *c, const char *what, const char *sql, int n,
+    const char *const *params, const char *missing);
+
 /* Prints "marketpayctl: <message>" on stderr; returns 1 (the exit status for failures). */
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

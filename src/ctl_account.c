@@ -160,9 +160,8 @@ ctl_account_deposit(struct ctl *c, int argc, char **argv)
 int
 ctl_account_pin(struct ctl *c, int argc, char **argv)
 {
-	char pin[64] = "", digest[67];
+	char pin[64] = "", digest[67], missing[64];
 	const char *p[2];
-	PGresult *r;
 	int rc;
 
 	if (argc != 1)
@@ -180,16 +179,11 @@ ctl_account_pin(struct ctl *c, int argc, char **argv)
 		return ctl_fail("%s: cannot read the pepper (32 bytes)", c->cfg.pepper_file);
 	p[0] = argv[0];
 	p[1] = digest;
-	if ((r = ctl_exec(c, "account pin",
+	snprintf(missing, sizeof(missing), "no customer account %.32s", argv[0]);
+	return ctl_exec_print(c, "account pin",
 	    "UPDATE accounts SET pin_digest = $2::bytea, pin_failures = 0, pin_locked_until = NULL"
-	    " WHERE account_number = $1 AND kind = 'customer' RETURNING account_number", 2,
-	    p)) == NULL)
-		return 1;
-	rc = PQntuples(r) == 1 ? 0 : ctl_fail("no customer account %s", argv[0]);
-	if (rc == 0)
-		printf("%s\n", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	    " WHERE account_number = $1 AND kind = 'customer' RETURNING account_number", 2, p,
+	    missing);
 }
 
 int

@@ -37,9 +37,8 @@ ctl_pin_key_generate(struct ctl *c, int argc, char **argv)
 int
 ctl_merchant_pin(struct ctl *c, int argc, char **argv)
 {
-	char pin[64] = "", digest[67];
+	char pin[64] = "", digest[67], missing[64];
 	const char *p[2];
-	PGresult *r;
 	int rc;
 
 	if (argc != 1 || !ctl_is_id(argv[0]))
@@ -55,35 +54,24 @@ ctl_merchant_pin(struct ctl *c, int argc, char **argv)
 		return ctl_fail("%s: cannot read the pepper (32 bytes)", c->cfg.pepper_file);
 	p[0] = argv[0];
 	p[1] = digest;
-	if ((r = ctl_exec(c, "merchant pin", "UPDATE merchants SET pin_digest = $2::bytea,"
+	snprintf(missing, sizeof(missing), "no merchant %s", argv[0]);
+	return ctl_exec_print(c, "merchant pin", "UPDATE merchants SET pin_digest = $2::bytea,"
 	    " pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint RETURNING id", 2,
-	    p)) == NULL)
-		return 1;
-	rc = PQntuples(r) == 1 ? 0 : ctl_fail("no merchant %s", argv[0]);
-	if (rc == 0)
-		printf("%s\n", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	    p, missing);
 }
 
 int
 ctl_merchant_settlement(struct ctl *c, int argc, char **argv)
 {
 	const char *p[2];
-	PGresult *r;
-	int rc;
+	char missing[64];
 
 	if (argc != 2 || !ctl_is_id(argv[0]) ||
 	    (strcmp(argv[1], "on") != 0 && strcmp(argv[1], "off") != 0))
 		return ctl_fail("usage: marketpayctl merchant settlement MERCHANT_ID on|off");
 	p[0] = argv[0];
 	p[1] = strcmp(argv[1], "on") == 0 ? "true" : "false";
-	if ((r = ctl_exec(c, "merchant settlement", "UPDATE merchants SET settlement_enabled ="
-	    " $2::boolean WHERE id = $1::bigint RETURNING id", 2, p)) == NULL)
-		return 1;
-	rc = PQntuples(r) == 1 ? 0 : ctl_fail("no merchant %s", argv[0]);
-	if (rc == 0)
-		printf("%s\n", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return rc;
+	snprintf(missing, sizeof(missing), "no merchant %s", argv[0]);
+	return ctl_exec_print(c, "merchant settlement", "UPDATE merchants SET settlement_enabled ="
+	    " $2::boolean WHERE id = $1::bigint RETURNING id", 2, p, missing);
 }

@@ -158,8 +158,7 @@ int
 ctl_webhook_redeliver(struct ctl *c, int argc, char **argv)
 {
 	const char *p[1];
-	PGresult *r;
-	int n;
+	char missing[64];
 
 	if (argc != 1 || !is_event_id(argv[0]))
 		return ctl_fail("usage: marketpayctl webhook redeliver EVENT_ID");
@@ -169,14 +168,9 @@ ctl_webhook_redeliver(struct ctl *c, int argc, char **argv)
 	 * last redelivered); the attempts already made stay in webhook_attempts. The NOTIFY,
 	 * sent at commit, wakes the daemons at once.
 	 */
-	if ((r = ctl_exec(c, "webhook redeliver",
+	snprintf(missing, sizeof(missing), "no event %s", argv[0]);
+	return ctl_exec_print(c, "webhook redeliver",
 	    "UPDATE webhook_events SET status = 'pending', next_attempt_at = now(), attempts = 0,"
 	    " delivered_at = NULL WHERE id = $1"
-	    " RETURNING id, pg_notify('marketpay_webhooks', id)", 1, p)) == NULL)
-		return 1;
-	n = PQntuples(r);
-	if (n == 1)
-		printf("%s\n", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return n == 1 ? 0 : ctl_fail("no event %s", argv[0]);
+	    " RETURNING id, pg_notify('marketpay_webhooks', id)", 1, p, missing);
 }
