@@ -59,13 +59,10 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
 	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
 	  " WHERE s.id = $1::uuid" },
-	/* DB_WALLET_ACCOUNT: $1 account number */
-	{ "wallet_account",
-	  "SELECT id, kind, status, coalesce(encode(pin_digest, 'hex'), ''),"
-	  " coalesce(pin_locked_until > now(), false) FROM accounts WHERE account_number = $1" },
-	/* DB_PIN_FAILED: $1 account id, $2 max attempts, $3 lock seconds */
-	{ "pin_failed",
-	  "SELECT failures, locked FROM mp_pin_failed($1::bigint, $2::int, $3::int)" },
+	/* DB_PIN_CLAIM: $1 account number, $2 max attempts, $3 lock seconds */
+	{ "pin_claim",
+	  "SELECT outcome, account_id, coalesce(digest, '') FROM mp_pin_claim($1, $2::int,"
+	  " $3::int)" },
 	/* DB_PIN_OK: $1 account id */
 	{ "pin_ok", "SELECT mp_pin_ok($1::bigint)" },
 	/* DB_PAY: $1 session, $2 method, $3 source account or NULL, $4 brand, $5 last4,
@@ -75,13 +72,10 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " $6::boolean)" },
 	/* DB_CLOSE: $1 session, $2 'failed' or 'canceled', $3 reason */
 	{ "close", "SELECT mp_close_session($1::uuid, $2, $3)" },
-	/* DB_MERCHANT_PIN: $1 merchant id */
-	{ "merchant_pin",
-	  "SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''),"
-	  " coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = $1::bigint" },
-	/* DB_MERCHANT_PIN_FAILED: $1 merchant id, $2 max attempts, $3 lock seconds */
-	{ "merchant_pin_failed",
-	  "SELECT failures, locked FROM mp_merchant_pin_failed($1::bigint, $2::int, $3::int)" },
+	/* DB_MERCHANT_PIN_CLAIM: $1 merchant id, $2 max attempts, $3 lock seconds */
+	{ "merchant_pin_claim",
+	  "SELECT outcome, coalesce(digest, '') FROM mp_merchant_pin_claim($1::bigint, $2::int,"
+	  " $3::int)" },
 	/* DB_MERCHANT_PIN_OK: $1 merchant id */
 	{ "merchant_pin_ok",
 	  "UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint"

@@ -8,6 +8,7 @@
 #include "pin.h"
 
 #define WRONG "Unknown account number or wrong PIN."
+#define LOCKED "Too many wrong PINs: this account is locked for a while."
 
 static void
 retry(struct pay_outcome *out, const char *msg)
@@ -16,34 +17,12 @@ retry(struct pay_outcome *out, const char *msg)
 	snprintf(out->message, sizeof(out->message), "%s", msg);
 }
 
-static void
-record_failure(struct app *app, const char *account_id, struct pay_outcome *out)
-{
-	char max[16], secs[16];
-	const char *p[3] = { account_id, max, secs };
-	PGresult *r;
-	enum err e;
-
-	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
-	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
-	if ((r = db_run(app->db, DB_PIN_FAILED, 3, p, &e)) == NULL) {
-		out->result = PAY_ERROR;
-		out->http_status = e == ERR_UNAVAILABLE ? 503 : 500;
-		return;
-	}
-	if (strcmp(PQgetvalue(r, 0, 1), "t") == 0)
-		retry(out, "Too many wrong PINs: this account is locked for a while.");
-	else
-		retry(out, WRONG);
-	PQclear(r);
-}
-
 void
 pay_wallet(struct app *app, const char *session_id, const char *account, const char *pin,
     struct pay_outcome *out)
 {
-	char digest[67];
-	const char *p[1] = { account };
+	char digest[67] = "", max[16], secs[16];
+	const char *p[3] = { account, max, secs };
 	PGresult *r = NULL;
 	enum err e;
 
@@ -52,35 +31,37 @@ pay_wallet(struct app *app, const char *session_id, const char *account, const c
 		retry(out, "Enter your account number and PIN.");
 		return;
 	}
-	if ((r = db_run(app->db, DB_WALLET_ACCOUNT, 1, p, &e)) == NULL) {
+	/* The attempt is counted before the PIN is compared: parallel guesses cannot overrun. */
+	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
+	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
+	if ((r = db_run(app->db, DB_PIN_CLAIM, 3, p, &e)) == NULL) {
 		out->result = PAY_ERROR;
 		out->http_status = e == ERR_UNAVAILABLE ? 503 : 500;
 		return;
 	}
 	/* Unknown, not a customer's, or no PIN set: the same answer as a wrong PIN. */
-	if (PQntuples(r) != 1 || strcmp(PQgetvalue(r, 0, 1), "customer") != 0 ||
-	    strlen(PQgetvalue(r, 0, 3)) != 64) {
+	if (strcmp(PQgetvalue(r, 0, 0), "locked") == 0) {
+		retry(out, LOCKED);
+		goto out;
+	}
+	if (strcmp(PQgetvalue(r, 0, 0), "claimed") != 0) {
 		retry(out, WRONG);
 		goto out;
 	}
-	if (strcmp(PQgetvalue(r, 0, 4), "t") == 0) {
-		retry(out, "Too many wrong PINs: this account is locked for a while.");
-		goto out;
-	}
-	if (pin_digest(app->cfg.pepper_file, pin, digest) != 0 && pin_format_ok(pin)) {
+	if (pin_format_ok(pin) && pin_digest(app->cfg.pepper_file, pin, digest) != 0) {
 		log_msg(LOG_LVL_ERROR, NULL, "pepper_file %s cannot be read", app->cfg.pepper_file);
 		out->result = PAY_ERROR;
 		out->http_status = 503;
 		goto out;
 	}
 	/* A malformed PIN counts as a wrong one; the digests compare in constant time. */
-	if (!pin_format_ok(pin) || !crypto_equal(digest + 2, PQgetvalue(r, 0, 3), 64)) {
-		record_failure(app, PQgetvalue(r, 0, 0), out);
+	if (!pin_format_ok(pin) || !crypto_equal(digest + 2, PQgetvalue(r, 0, 2), 64)) {
+		retry(out, WRONG);
 		goto out;
 	}
-	p[0] = PQgetvalue(r, 0, 0);
+	p[0] = PQgetvalue(r, 0, 1);
 	PQclear(db_run(app->db, DB_PIN_OK, 1, p, &e));
-	pay_session(app, session_id, "wallet", PQgetvalue(r, 0, 0), NULL, NULL, out);
+	pay_session(app, session_id, "wallet", PQgetvalue(r, 0, 1), NULL, NULL, out);
 out:
 	crypto_wipe(digest, sizeof(digest));
 	PQclear(r);

@@ -19,24 +19,6 @@ unavailable(struct req *req, enum err e)
 		req_fail(req, 500, "internal error");
 }
 
-static void
-count_failure(struct app *app, struct req *req, const char *merchant)
-{
-	char max[16], secs[16];
-	const char *p[3] = { merchant, max, secs };
-	PGresult *r;
-	enum err e;
-
-	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
-	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
-	if ((r = db_run(app->db, DB_MERCHANT_PIN_FAILED, 3, p, &e)) == NULL) {
-		unavailable(req, e);
-		return;
-	}
-	PQclear(r);
-	req_fail(req, 400, "invalid PIN");
-}
-
 /* The PIN in pin_b64 as digits in out[PIN_MAX + 1]; false when it is not one. */
 static bool
 decrypt(const struct app *app, const char *pin_b64, char out[PIN_MAX + 1])
@@ -61,41 +43,38 @@ decrypt(const struct app *app, const char *pin_b64, char out[PIN_MAX + 1])
 bool
 settle_pin_check(struct app *app, struct req *req, const char *pin_b64)
 {
-	char merchant[24], pin[PIN_MAX + 1] = "", digest[67] = "";
-	const char *p[1] = { merchant };
+	char merchant[24], max[16], secs[16], pin[PIN_MAX + 1] = "", digest[67] = "";
+	const char *p[3] = { merchant, max, secs }, *outcome;
 	PGresult *r = NULL;
 	enum err e;
 	bool ok = false;
 
+	if (app->pin_key == NULL) {
+		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
+		return false;
+	}
 	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
-	if ((r = db_run(app->db, DB_MERCHANT_PIN, 1, p, &e)) == NULL || PQntuples(r) != 1) {
+	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
+	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
+	/* The attempt is counted before the PIN is compared: parallel guesses cannot overrun. */
+	if ((r = db_run(app->db, DB_MERCHANT_PIN_CLAIM, 3, p, &e)) == NULL ||
+	    PQntuples(r) != 1) {
 		unavailable(req, r == NULL ? e : ERR_DB);
 		goto out;
 	}
-	if (strcmp(PQgetvalue(r, 0, 0), "t") != 0) {
+	outcome = PQgetvalue(r, 0, 0);
+	if (strcmp(outcome, "disabled") == 0)
 		req_fail(req, 400, "marketplace settlement is not enabled for this merchant");
-		goto out;
-	}
-	if (strcmp(PQgetvalue(r, 0, 2), "t") == 0) {
+	else if (strcmp(outcome, "locked") == 0)
 		req_fail(req, 400, LOCKED);
-		goto out;
-	}
-	if (app->pin_key == NULL) {
-		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
-		goto out;
-	}
-	/* No PIN set yet: refused like a wrong one, without counting. */
-	if (strlen(PQgetvalue(r, 0, 1)) != 64) {
+	else if (strcmp(outcome, "claimed") != 0 || !decrypt(app, pin_b64, pin) ||
+	    pin_digest(app->cfg.pepper_file, pin, digest) != 0 ||
+	    !crypto_equal(digest + 2, PQgetvalue(r, 0, 1), 64))
 		req_fail(req, 400, "invalid PIN");
-		goto out;
+	else {
+		PQclear(db_run(app->db, DB_MERCHANT_PIN_OK, 1, p, &e));
+		ok = true;
 	}
-	if (!decrypt(app, pin_b64, pin) || pin_digest(app->cfg.pepper_file, pin, digest) != 0 ||
-	    !crypto_equal(digest + 2, PQgetvalue(r, 0, 1), 64)) {
-		count_failure(app, req, merchant);
-		goto out;
-	}
-	PQclear(db_run(app->db, DB_MERCHANT_PIN_OK, 1, p, &e));
-	ok = true;
 out:
 	crypto_wipe(pin, sizeof(pin));
 	crypto_wipe(digest, sizeof(digest));

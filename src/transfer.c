@@ -139,7 +139,8 @@ refused(struct app *app, struct req *req, const struct transfer_in *in)
 		req_fail(req, 400, "the total %s exceeds the available balance",
 		    money_format(in->total, total));
 	else if (strcmp(state, "MP001") == 0)
-		req_fail(req, 400, "the merchant's settlement account is not active");
+		/* An account became unusable after the checks above: the ledger names it. */
+		req_fail(req, 400, "%s", db_message(app->db));
 	else
 		req_fail(req, 500, "internal error");
 }

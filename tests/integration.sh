@@ -38,6 +38,8 @@ rc=0
 # stack, so check_api, whose last cases they are, runs last.
 "$builddir/tests/integ/check_checkout" || rc=$?
 "$builddir/tests/integ/check_e2e" || rc=$?
+"$builddir/tests/integ/check_transfer" || rc=$?
+"$builddir/tests/integ/check_transfer_race" || rc=$?
 "$builddir/tests/integ/check_api" || rc=$?
 # The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
 # stopped; its last case restarts PostgreSQL.

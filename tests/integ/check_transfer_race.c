@@ -1,0 +1,553 @@
+/*
+ * Integration tests of POST /api/v1/payment/send-money-MultiVendor across requests, against
+ * the real stack (tests/integration.sh): the PIN attempt counter (refusals, order of checks,
+ * lockout, parallel guessing), Idempotency-Key replays, and concurrent transfers racing for
+ * one balance. The single-request contract: check_transfer.c.
+ */
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <curl/curl.h>
+#include <libpq-fe.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+
+#include "fixture.h"
+#include "http.h"
+
+#define SEND "/api/v1/payment/send-money-MultiVendor"
+#define JSON_CT "Content-Type: application/json"
+#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
+
+struct merchant {
+	char id[32], auth[200], acct[16];   /* acct: its settlement account (ME...) */
+};
+
+/* Set up once in the parent before the cases run (they run forked and inherit it). */
+static EVP_PKEY *service_key;   /* the PIN key the service publishes */
+static char pin_ok[1024];       /* base64 RSA-OAEP-SHA256("1234"): every merchant's PIN here */
+static char vendor[2][16];
+
+static void
+need(bool ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "check_transfer_race: %s failed\n", what);
+		exit(1);
+	}
+}
+
+/* base64(RSA-encrypt(pin)) under k with the given padding (and OAEP digests) into out. */
+static const char *
+seal_pin(EVP_PKEY *k, const char *pin, int padding, const EVP_MD *md, char out[1024])
+{
+	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(k, NULL);
+	unsigned char ct[700];
+	size_t n = sizeof(ct);
+	bool ok = c != NULL && EVP_PKEY_encrypt_init(c) > 0 &&
+	    EVP_PKEY_CTX_set_rsa_padding(c, padding) > 0 &&
+	    (padding != RSA_PKCS1_OAEP_PADDING || (EVP_PKEY_CTX_set_rsa_oaep_md(c, md) > 0 &&
+	    EVP_PKEY_CTX_set_rsa_mgf1_md(c, md) > 0)) &&
+	    EVP_PKEY_encrypt(c, ct, &n, (const unsigned char *)pin, strlen(pin)) > 0;
+
+	EVP_PKEY_CTX_free(c);
+	need(ok, "encrypting a PIN");
+	EVP_EncodeBlock((unsigned char *)out, ct, (int)n);
+	return out;
+}
+
+/* What a merchant sends for pin: RSA-OAEP-SHA256 under the service's key, base64. */
+static const char *
+sealed(const char *pin, char out[1024])
+{
+	return seal_pin(service_key, pin, RSA_PKCS1_OAEP_PADDING, EVP_sha256(), out);
+}
+
+/* A new account ("--kind vendor", ...): its number into out[16]. */
+static void
+new_account(char out[16], const char *args)
+{
+	const char *a = ctl("account create %s", args);
+
+	need(a != NULL && strlen(a) == 12, args);
+	snprintf(out, 16, "%s", a);
+}
+
+/* A merchant with a key, PIN 1234, settlement on, its account holding deposit. */
+static void
+new_merchant(struct merchant *m, const char *deposit)
+{
+	char args[64];
+	const char *s;
+
+	need((s = ctl("merchant create --name 'Racer %d'", (int)getpid())) != NULL,
+	    "merchant create");
+	snprintf(m->id, sizeof(m->id), "%s", s);
+	need((s = ctl("key create %s", m->id)) != NULL, "key create");
+	snprintf(m->auth, sizeof(m->auth), "Authorization: API-KEY %s", s);
+	need(sh("printf %%s 1234 | " CTL "merchant pin %s >/dev/null", m->id) == 0, "merchant pin");
+	need(sh(CTL "merchant settlement %s on >/dev/null", m->id) == 0, "merchant settlement");
+	snprintf(args, sizeof(args), "--kind merchant --merchant %s", m->id);
+	new_account(m->acct, args);
+	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
+}
+
+static long long
+balance(const char *acct)
+{
+	const char *v = db_value("SELECT balance FROM accounts WHERE account_number = $1", acct);
+
+	ck_assert_ptr_nonnull(v);
+	return atoll(v);
+}
+
+static const char *
+pin_failures(const struct merchant *m)
+{
+	return db_value("SELECT pin_failures FROM merchants WHERE id = $1::bigint", m->id);
+}
+
+/* Everything a transfer could touch, as one comparable string. */
+static const char *
+footprint(void)
+{
+	return db_value("SELECT (SELECT count(*) FROM ledger_transactions) || '/' ||"
+	    " (SELECT count(*) FROM ledger_entries) || '/' || (SELECT count(*) FROM transfers)"
+	    " || '/' || (SELECT count(*) FROM idempotency_keys) || '/' || (SELECT md5(string_agg("
+	    "id || ':' || balance || ':' || version || ':' || status, ',' ORDER BY id)) FROM accounts)",
+	    NULL);
+}
+
+static void
+assert_ledger_ok(void)
+{
+	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+}
+
+/* The body of a transfer of a0 to vendor[0] and, when a1 is not NULL, a1 to vendor[1]. */
+static const char *
+body_of(const char *pin, const char *a0, const char *a1)
+{
+	static char b[2048];
+	int n;
+
+	n = snprintf(b, sizeof(b), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
+	    "\"amount\":%s}", pin, vendor[0], a0);
+	if (a1 != NULL)
+		n += snprintf(b + n, sizeof(b) - (size_t)n, ",{\"account_number\":\"%s\",\"amount\":%s}",
+		    vendor[1], a1);
+	snprintf(b + n, sizeof(b) - (size_t)n, "]}");
+	return b;
+}
+
+static void
+send_as(const struct merchant *m, const char *body, const char *extra, struct http_resp *r)
+{
+	const char *h[] = { JSON_CT, m->auth, extra, NULL };
+
+	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
+}
+
+/* The message of a 400 with success false, or NULL when r is something else. */
+static const char *
+refusal(const struct http_resp *r)
+{
+	struct json_object *v;
+
+	if (r->status != 400 || !json_object_object_get_ex(r->json, "success", &v) ||
+	    !json_object_is_type(v, json_type_boolean) || json_object_get_boolean(v))
+		return NULL;
+	return http_json_str(r, "message");
+}
+
+static void
+assert_refused(const struct http_resp *r, const char *needle)
+{
+	const char *msg = refusal(r);
+
+	ck_assert_msg(msg != NULL && strstr(msg, needle) != NULL, "wanted 400 '%s', got %ld %s",
+	    needle, r->status, r->body);
+}
+
+/* A 200 of spec 2.5 with n transfers; the first transaction_id, or NULL. */
+static const char *
+accepted(const struct http_resp *r, int n)
+{
+	struct json_object *v, *d;
+	regex_t re;
+	const char *id;
+	bool ok;
+
+	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
+	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
+	    &d) || json_object_array_length(d) != (size_t)n ||
+	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
+		return NULL;
+	id = json_object_get_string(v);
+	need(regcomp(&re, "^tr_[0-9a-f]{32}$", REG_EXTENDED | REG_NOSUB) == 0, "regcomp");
+	ok = id != NULL && regexec(&re, id, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok ? id : NULL;
+}
+
+/* PINs that must all read "invalid PIN"; only the first is a well-formed wrong guess. */
+static const char *
+bad_pin(int i, char out[1024])
+{
+	unsigned char junk[256];
+	EVP_PKEY *other;
+
+	switch (i) {
+	case 0: return sealed("9999", out);
+	case 1: /* the right PIN under a key that is not the service's */
+		need((other = EVP_RSA_gen(2048)) != NULL, "RSA key generation");
+		seal_pin(other, "1234", RSA_PKCS1_OAEP_PADDING, EVP_sha256(), out);
+		EVP_PKEY_free(other);
+		return out;
+	case 2: /* OAEP with SHA-1, what openssl does without the -pkeyopt digests */
+		return seal_pin(service_key, "1234", RSA_PKCS1_OAEP_PADDING, EVP_sha1(), out);
+	case 3: return seal_pin(service_key, "1234", RSA_PKCS1_PADDING, NULL, out);
+	case 4: return "not base64!";
+	case 5: /* truncated */
+		memcpy(out, pin_ok, 100);
+		out[100] = '\0';
+		return out;
+	case 6: memset(junk, 0x5a, sizeof(junk));
+		EVP_EncodeBlock((unsigned char *)out, junk, sizeof(junk));
+		return out;
+	default: return "1234";   /* the raw PIN (valid base64 too) is never accepted */
+	}
+}
+#define NBAD_PIN 8
+
+START_TEST(test_bad_pin)
+{
+	struct merchant m;
+	char before[128], pin[1024];
+	struct http_resp r;
+
+	new_merchant(&m, "50.00");
+	snprintf(before, sizeof(before), "%s", footprint());
+	send_as(&m, body_of(bad_pin(_i, pin), "5", NULL), NULL, &r);
+	ck_assert_msg(r.status == 400 && refusal(&r) != NULL && strcmp(refusal(&r), "invalid PIN")
+	    == 0, "wanted 400 'invalid PIN', got %ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_str_eq(footprint(), before);
+	/* A wrong guess counts against the merchant. */
+	if (_i == 0)
+		ck_assert_str_eq(pin_failures(&m), "1");
+}
+END_TEST
+
+START_TEST(test_check_order)
+{
+	struct merchant m;
+	char wrong[1024], body[2048];
+	struct http_resp r;
+
+	new_merchant(&m, "10.00");
+	sealed("4321", wrong);
+	/* An invalid body is refused before the PIN is looked at: no attempt counted. */
+	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[]}", wrong);
+	send_as(&m, body, NULL, &r);
+	assert_refused(&r, "vendors must not be empty");
+	http_free(&r);
+	ck_assert_str_eq(pin_failures(&m), "0");
+	/* The PIN comes before the vendors and the balance: nothing about them leaks. */
+	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":"
+	    "\"VE0000000000\",\"amount\":1}]}", wrong);
+	send_as(&m, body, NULL, &r);
+	assert_refused(&r, "invalid PIN");
+	ck_assert_str_eq(refusal(&r), "invalid PIN");
+	http_free(&r);
+	send_as(&m, body_of(wrong, "500", NULL), NULL, &r);
+	ck_assert_str_eq(refusal(&r), "invalid PIN");
+	http_free(&r);
+	ck_assert_str_eq(pin_failures(&m), "2");
+	/* The right PIN works and clears the count: only consecutive failures lock. */
+	send_as(&m, body_of(pin_ok, "1", NULL), NULL, &r);
+	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_str_eq(pin_failures(&m), "0");
+}
+END_TEST
+
+START_TEST(test_pin_lockout)
+{
+	struct merchant m;
+	char wrong[1024], before[128], body[2048];
+	struct http_resp r;
+	int i;
+
+	new_merchant(&m, "10.00");
+	sealed("0000", wrong);
+	for (i = 0; i < 5; i++) {
+		send_as(&m, body_of(wrong, "1", NULL), NULL, &r);
+		assert_refused(&r, i < 4 ? "invalid PIN" : "");
+		http_free(&r);
+	}
+	ck_assert_str_eq(pin_failures(&m), "5");
+	/* Locked: the right PIN is refused too, nothing moves, the count stays. */
+	snprintf(body, sizeof(body), "%s", body_of(pin_ok, "1", NULL));
+	snprintf(before, sizeof(before), "%s", footprint());
+	send_as(&m, body, NULL, &r);
+	assert_refused(&r, "locked");
+	http_free(&r);
+	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(pin_failures(&m), "5");
+	/* When the lock has run out, the right PIN works again. */
+	ck_assert_ptr_nonnull(db_value("UPDATE merchants SET pin_locked_until = now() - interval"
+	    " '1 second' WHERE id = $1::bigint RETURNING 1", m.id));
+	send_as(&m, body, NULL, &r);
+	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_int_eq(balance(m.acct), 900);
+	ck_assert_str_eq(pin_failures(&m), "0");
+}
+END_TEST
+
+/* Counts replies in tally: [0] "invalid PIN", [1] locked, [2] anything else. */
+static void
+tally_guesses(struct http_resp *r, int n, int tally[3])
+{
+	const char *msg;
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		msg = refusal(&r[i]);
+		k = msg == NULL ? 2 : strcmp(msg, "invalid PIN") == 0 ? 0 :
+		    strstr(msg, "locked") != NULL ? 1 : 2;
+		if (k == 2)
+			fprintf(stderr, "guess %d: %ld %s\n", i, r[i].status, r[i].body);
+		tally[k]++;
+		http_free(&r[i]);
+	}
+}
+
+START_TEST(test_race_pin_guessing)
+{
+	enum { N = 12 };
+	struct merchant m;
+	struct http_resp r[N];
+	char wrong[1024];
+	const char *h[] = { JSON_CT, NULL, NULL }, *p[1];
+	int fd[2], i, waiting = 0, tally[3] = { 0, 0, 0 };
+	pid_t child;
+	PGconn *c;
+
+	/* Four wrong guesses one by one: one is left before the lock. */
+	new_merchant(&m, "10.00");
+	h[1] = m.auth;
+	sealed("5555", wrong);
+	for (i = 0; i < 4; i++) {
+		send_as(&m, body_of(wrong, "1", NULL), NULL, &r[0]);
+		assert_refused(&r[0], "invalid PIN");
+		http_free(&r[0]);
+	}
+	/*
+	 * Then N at once. Holding the merchant's row for a moment lines them up in the workers,
+	 * as a burst on a busy machine would; they must still get one guess between them.
+	 */
+	c = PQconnectdb("");
+	p[0] = m.id;
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	PQclear(PQexec(c, "BEGIN"));
+	PQclear(PQexecParams(c, "SELECT 1 FROM merchants WHERE id = $1::bigint FOR UPDATE", 1, NULL,
+	    p, NULL, NULL, 0));
+	ck_assert_int_eq(pipe(fd), 0);
+	if ((child = fork()) == 0) {
+		i = http_parallel(N, SEND, h, body_of(wrong, "1", NULL), r);
+		tally_guesses(r, N, tally);
+		_exit(i == 0 && write(fd[1], tally, sizeof(tally)) == sizeof(tally) ? 0 : 1);
+	}
+	for (i = 0; i < 30 && waiting < 2; i++) {
+		usleep(100000);
+		waiting = atoi(db_value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type ="
+		    " 'Lock' AND datname = current_database()", NULL));
+	}
+	usleep(300000);
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+	ck_assert_int_eq(read(fd[0], tally, sizeof(tally)), (ssize_t)sizeof(tally));
+	waitpid(child, NULL, 0);
+	ck_assert_msg(tally[2] == 0, "%d replies were neither 'invalid PIN' nor locked", tally[2]);
+	ck_assert_msg(tally[0] <= 1, "%d guesses were tried after the 4th wrong PIN, not 1 (%d"
+	    " requests were waiting together)", tally[0], waiting);
+	ck_assert_str_eq(pin_failures(&m), "5");
+	ck_assert_str_eq(db_value("SELECT pin_locked_until > now() FROM merchants WHERE id ="
+	    " $1::bigint", m.id), "t");
+	ck_assert_int_eq(balance(m.acct), 1000);
+}
+END_TEST
+
+START_TEST(test_idempotency)
+{
+	struct merchant m;
+	char body[2048], before[128], buf[64];
+	struct http_resp r1, r2, r3;
+
+	new_merchant(&m, "100.00");
+	snprintf(body, sizeof(body), "%s", body_of(pin_ok, "7", "8.10"));
+	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r1);
+	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r2);
+	ck_assert_msg(accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
+	ck_assert_int_eq(r2.status, 200);
+	ck_assert_str_eq(r2.body, r1.body);
+	ck_assert_ptr_null(http_header(&r1, "Idempotent-Replayed", buf, sizeof(buf)));
+	ck_assert_str_eq(http_header(&r2, "Idempotent-Replayed", buf, sizeof(buf)), "true");
+	/* The money moved once. */
+	ck_assert_int_eq(balance(m.acct), 10000 - 1510);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM transfers WHERE merchant_id = $1::bigint",
+	    m.id), "2");
+	/* The same key with another body is refused and moves nothing. */
+	snprintf(before, sizeof(before), "%s", footprint());
+	send_as(&m, body_of(pin_ok, "7", "8.11"), "Idempotency-Key: payout-2024-06-01", &r3);
+	ck_assert_msg(r3.status == 422 && strstr(r3.body, "Idempotency-Key") != NULL, "%ld %s",
+	    r3.status, r3.body);
+	ck_assert_str_eq(footprint(), before);
+	http_free(&r1);
+	http_free(&r2);
+	http_free(&r3);
+}
+END_TEST
+
+START_TEST(test_race_balance)
+{
+	enum { N = 200, K = 7 };
+	struct merchant m;
+	struct http_resp r[N];
+	const char *h[] = { JSON_CT, NULL, NULL }, *id, *msg;
+	char ids[K * 40 + 8] = "";
+	long long v0 = balance(vendor[0]);
+	int i, ok = 0, short_ = 0;
+
+	/* Money for exactly K transfers of 10.00, and N asking at once: K win, none overdraws. */
+	new_merchant(&m, "70.00");
+	h[1] = m.auth;
+	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok, "10.00", NULL), r), 0);
+	for (i = 0; i < N; i++) {
+		if ((id = accepted(&r[i], 1)) != NULL) {
+			if (ok < K)
+				snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s",
+				    ok ? "," : "", id);
+			ok++;
+		} else if ((msg = refusal(&r[i])) != NULL &&
+		    strstr(msg, "exceeds the available balance") != NULL)
+			short_++;
+		else
+			ck_abort_msg("reply %d: %ld %s", i, r[i].status, r[i].body);
+		http_free(&r[i]);
+	}
+	ck_assert_int_eq(ok, K);
+	ck_assert_int_eq(short_, N - K);
+	ck_assert_int_eq(balance(m.acct), 0);
+	ck_assert_int_eq(balance(vendor[0]), v0 + K * 1000);
+	/* Each winner's reply names its own stored transfer, each its own ledger transaction. */
+	ck_assert_str_eq(db_valuev("SELECT count(*) || ' ' || count(DISTINCT ledger_transaction_id)"
+	    " || ' ' || count(*) FILTER (WHERE id = ANY(string_to_array($1, ','))) FROM transfers"
+	    " WHERE merchant_id = $2::bigint", 2, (const char *const[]){ ids, m.id }), "7 7 7");
+	ck_assert_str_eq(pin_failures(&m), "0");
+	assert_ledger_ok();
+}
+END_TEST
+
+START_TEST(test_race_idempotency)
+{
+	enum { N = 50 };
+	struct merchant m;
+	struct http_resp r[N];
+	const char *h[] = { JSON_CT, NULL, "Idempotency-Key: payout-race", NULL };
+	long long v0 = balance(vendor[0]), v1 = balance(vendor[1]);
+	char buf[64];
+	int i, fresh = 0;
+
+	/* One retry storm with one key: one transfer, and every reply is the same reply. */
+	new_merchant(&m, "100.00");
+	h[1] = m.auth;
+	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok, "1", "2.50"), r), 0);
+	ck_assert_msg(accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status, r[0].body);
+	for (i = 0; i < N; i++) {
+		ck_assert_msg(r[i].status == 200, "reply %d: %ld %s", i, r[i].status, r[i].body);
+		ck_assert_str_eq(r[i].body, r[0].body);
+		fresh += http_header(&r[i], "Idempotent-Replayed", buf, sizeof(buf)) == NULL;
+	}
+	for (i = 0; i < N; i++)
+		http_free(&r[i]);
+	ck_assert_int_eq(fresh, 1);
+	ck_assert_str_eq(db_value("SELECT (SELECT count(*) FROM ledger_transactions WHERE kind ="
+	    " 'transfer' AND merchant_id = $1::bigint) || ' ' || (SELECT count(*) FROM transfers"
+	    " WHERE merchant_id = $1::bigint)", m.id), "1 2");
+	ck_assert_int_eq(balance(m.acct), 10000 - 350);
+	ck_assert_int_eq(balance(vendor[0]), v0 + 100);
+	ck_assert_int_eq(balance(vendor[1]), v1 + 250);
+	assert_ledger_ok();
+}
+END_TEST
+
+static void
+setup(void)
+{
+	struct merchant m;
+	struct http_resp r;
+	const char *h[2] = { NULL, NULL };
+	BIO *b;
+
+	new_account(vendor[0], "--kind vendor");
+	new_account(vendor[1], "--kind vendor");
+	new_merchant(&m, "1.00");
+	h[0] = m.auth;
+	need(http_do("GET", "/api/v1/payment/pin-public-key", h, NULL, 0, &r) == 0 &&
+	    r.status == 200 && http_json_str(&r, "public_key") != NULL, "GET pin-public-key");
+	b = BIO_new_mem_buf(http_json_str(&r, "public_key"), -1);
+	service_key = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+	BIO_free(b);
+	http_free(&r);
+	need(service_key != NULL, "reading the published PIN key");
+	sealed("1234", pin_ok);
+}
+
+static Suite *
+race_suite(void)
+{
+	Suite *s = suite_create("transfer-race");
+	TCase *pin = tcase_create("pin");
+	TCase *race = tcase_create("repeats and races");
+
+	tcase_set_timeout(pin, 60);
+	tcase_add_loop_test(pin, test_bad_pin, 0, NBAD_PIN);
+	tcase_add_test(pin, test_check_order);
+	tcase_add_test(pin, test_pin_lockout);
+	tcase_add_test(pin, test_race_pin_guessing);
+	suite_add_tcase(s, pin);
+	tcase_set_timeout(race, 180);
+	tcase_add_test(race, test_idempotency);
+	tcase_add_test(race, test_race_balance);
+	tcase_add_test(race, test_race_idempotency);
+	suite_add_tcase(s, race);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	setup();
+	sr = srunner_create(race_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	EVP_PKEY_free(service_key);
+	curl_global_cleanup();
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
