@@ -169,33 +169,17 @@ BEGIN
 END
 $$;
 
--- A wallet PIN attempt is claimed (counted) before the PIN is compared, under the
--- account's row lock, so parallel guesses cannot exceed pin_max_attempts per lock window;
--- the right PIN then clears the count (mp_pin_ok). A lock that has run out starts afresh.
--- outcome: 'unknown' (no such customer account or no PIN: not counted), 'locked', or
--- 'claimed' with the account id and its digest.
-CREATE FUNCTION mp_pin_claim(p_account_number text, p_max int, p_lock_seconds int,
-                             OUT outcome text, OUT account_id bigint, OUT digest text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    v accounts%ROWTYPE;
-BEGIN
-    SELECT * INTO v FROM accounts WHERE account_number = p_account_number FOR UPDATE;
-    IF NOT FOUND OR v.kind <> 'customer' OR v.pin_digest IS NULL THEN
-        outcome := 'unknown';
-    ELSIF v.pin_locked_until > now() THEN
-        outcome := 'locked';
-    ELSE
-        UPDATE accounts SET (pin_failures, pin_locked_until) =
-            (SELECT c.n, CASE WHEN c.n >= p_max THEN now() + make_interval(secs => p_lock_seconds) END
-             FROM (SELECT CASE WHEN v.pin_locked_until IS NOT NULL THEN 1
-                               ELSE v.pin_failures + 1 END AS n) c)
-        WHERE id = v.id;
-        outcome := 'claimed';
-        account_id := v.id;
-        digest := encode(v.pin_digest, 'hex');
-    END IF;
-END
+-- A wrong wallet PIN: the count, and the lock after p_max in a row (a lock that has run out
+-- starts the count afresh). The caller holds the account's row lock (FOR UPDATE) from
+-- reading the digest to here, so parallel guesses are counted one after another.
+CREATE FUNCTION mp_pin_failed(p_account bigint, p_max int, p_lock_seconds int)
+RETURNS void
+LANGUAGE sql AS $$
+    UPDATE accounts SET (pin_failures, pin_locked_until) =
+        (SELECT c.n, CASE WHEN c.n >= p_max THEN now() + make_interval(secs => p_lock_seconds) END
+         FROM (SELECT CASE WHEN pin_locked_until IS NOT NULL THEN 1
+                           ELSE pin_failures + 1 END AS n) c)
+    WHERE id = p_account;
 $$;
 
 CREATE FUNCTION mp_pin_ok(p_account bigint) RETURNS void

@@ -22,33 +22,17 @@ CREATE TABLE transfers (
 CREATE INDEX transfers_merchant ON transfers (merchant_id, created_at);
 CREATE INDEX transfers_vendor ON transfers (vendor_account_id, created_at);
 
--- A transfer PIN attempt is claimed (counted) before the PIN is compared, under the
--- merchant's row lock: however many requests arrive at once, at most pin_max_attempts
--- guesses are compared per lock window. The right PIN then clears the count (mp_pin_ok).
--- outcome: 'disabled' (settlement off), 'locked', 'no_pin', or 'claimed' with the digest.
-CREATE FUNCTION mp_merchant_pin_claim(p_merchant bigint, p_max int, p_lock_seconds int,
-                                      OUT outcome text, OUT digest text)
-LANGUAGE plpgsql AS $$
-DECLARE
-    v merchants%ROWTYPE;
-BEGIN
-    SELECT * INTO v FROM merchants WHERE id = p_merchant FOR UPDATE;
-    IF NOT FOUND OR NOT v.settlement_enabled THEN
-        outcome := 'disabled';
-    ELSIF v.pin_locked_until > now() THEN
-        outcome := 'locked';
-    ELSIF v.pin_digest IS NULL THEN
-        outcome := 'no_pin';
-    ELSE
-        UPDATE merchants SET (pin_failures, pin_locked_until) =
-            (SELECT c.n, CASE WHEN c.n >= p_max THEN now() + make_interval(secs => p_lock_seconds) END
-             FROM (SELECT CASE WHEN v.pin_locked_until IS NOT NULL THEN 1
-                               ELSE v.pin_failures + 1 END AS n) c)
-        WHERE id = p_merchant;
-        outcome := 'claimed';
-        digest := encode(v.pin_digest, 'hex');
-    END IF;
-END
+-- A wrong transfer PIN: the count, and the lock after p_max in a row (a lock that has run
+-- out starts the count afresh). The caller holds the merchant's row lock (FOR UPDATE) from
+-- reading the digest to here, so parallel guesses are counted one after another.
+CREATE FUNCTION mp_merchant_pin_failed(p_merchant bigint, p_max int, p_lock_seconds int)
+RETURNS void
+LANGUAGE sql AS $$
+    UPDATE merchants SET (pin_failures, pin_locked_until) =
+        (SELECT c.n, CASE WHEN c.n >= p_max THEN now() + make_interval(secs => p_lock_seconds) END
+         FROM (SELECT CASE WHEN pin_locked_until IS NOT NULL THEN 1
+                           ELSE pin_failures + 1 END AS n) c)
+    WHERE id = p_merchant;
 $$;
 
 -- Pays p_amounts[i] to the vendor account p_accounts[i] from the merchant's settlement

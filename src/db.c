@@ -59,10 +59,13 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
 	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
 	  " WHERE s.id = $1::uuid" },
-	/* DB_PIN_CLAIM: $1 account number, $2 max attempts, $3 lock seconds */
-	{ "pin_claim",
-	  "SELECT outcome, account_id, coalesce(digest, '') FROM mp_pin_claim($1, $2::int,"
-	  " $3::int)" },
+	/* DB_PIN_READ: $1 account number; locks the row until the transaction ends */
+	{ "pin_read",
+	  "SELECT id, kind, coalesce(encode(pin_digest, 'hex'), ''),"
+	  " coalesce(pin_locked_until > now(), false) FROM accounts WHERE account_number = $1"
+	  " FOR UPDATE" },
+	/* DB_PIN_FAILED: $1 account id, $2 max attempts, $3 lock seconds */
+	{ "pin_failed", "SELECT mp_pin_failed($1::bigint, $2::int, $3::int)" },
 	/* DB_PIN_OK: $1 account id */
 	{ "pin_ok", "SELECT mp_pin_ok($1::bigint)" },
 	/* DB_PAY: $1 session, $2 method, $3 source account or NULL, $4 brand, $5 last4,
@@ -72,10 +75,13 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " $6::boolean)" },
 	/* DB_CLOSE: $1 session, $2 'failed' or 'canceled', $3 reason */
 	{ "close", "SELECT mp_close_session($1::uuid, $2, $3)" },
-	/* DB_MERCHANT_PIN_CLAIM: $1 merchant id, $2 max attempts, $3 lock seconds */
-	{ "merchant_pin_claim",
-	  "SELECT outcome, coalesce(digest, '') FROM mp_merchant_pin_claim($1::bigint, $2::int,"
-	  " $3::int)" },
+	/* DB_MERCHANT_PIN_READ: $1 merchant id; locks the row until the transaction ends */
+	{ "merchant_pin_read",
+	  "SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''),"
+	  " coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = $1::bigint"
+	  " FOR UPDATE" },
+	/* DB_MERCHANT_PIN_FAILED: $1 merchant id, $2 max attempts, $3 lock seconds */
+	{ "merchant_pin_failed", "SELECT mp_merchant_pin_failed($1::bigint, $2::int, $3::int)" },
 	/* DB_MERCHANT_PIN_OK: $1 merchant id */
 	{ "merchant_pin_ok",
 	  "UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint"

@@ -44,37 +44,49 @@ bool
 settle_pin_check(struct app *app, struct req *req, const char *pin_b64)
 {
 	char merchant[24], max[16], secs[16], pin[PIN_MAX + 1] = "", digest[67] = "";
-	const char *p[3] = { merchant, max, secs }, *outcome;
+	const char *p[3] = { merchant, max, secs };
 	PGresult *r = NULL;
 	enum err e;
-	bool ok = false;
+	bool ok = false, right;
 
 	if (app->pin_key == NULL) {
 		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
 		return false;
 	}
+	/* The RSA work first, outside any lock; a PIN that does not decrypt is a wrong one. */
+	if (decrypt(app, pin_b64, pin) && pin_digest(app->cfg.pepper_file, pin, digest) != 0)
+		digest[0] = '\0';
 	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
 	snprintf(max, sizeof(max), "%ld", app->cfg.pin_max_attempts);
 	snprintf(secs, sizeof(secs), "%ld", app->cfg.pin_lock_seconds);
-	/* The attempt is counted before the PIN is compared: parallel guesses cannot overrun. */
-	if ((r = db_run(app->db, DB_MERCHANT_PIN_CLAIM, 3, p, &e)) == NULL ||
-	    PQntuples(r) != 1) {
-		unavailable(req, r == NULL ? e : ERR_DB);
+	/* Read, compare and count under the merchant's row lock: guesses are counted in turn. */
+	if ((e = db_begin(app->db)) != ERR_OK ||
+	    (r = db_run(app->db, DB_MERCHANT_PIN_READ, 1, p, &e)) == NULL || PQntuples(r) != 1) {
+		db_rollback(app->db);
+		unavailable(req, e == ERR_OK ? ERR_DB : e);
 		goto out;
 	}
-	outcome = PQgetvalue(r, 0, 0);
-	if (strcmp(outcome, "disabled") == 0)
+	if (strcmp(PQgetvalue(r, 0, 0), "t") != 0)
 		req_fail(req, 400, "marketplace settlement is not enabled for this merchant");
-	else if (strcmp(outcome, "locked") == 0)
+	else if (strcmp(PQgetvalue(r, 0, 2), "t") == 0)
 		req_fail(req, 400, LOCKED);
-	else if (strcmp(outcome, "claimed") != 0 || !decrypt(app, pin_b64, pin) ||
-	    pin_digest(app->cfg.pepper_file, pin, digest) != 0 ||
-	    !crypto_equal(digest + 2, PQgetvalue(r, 0, 1), 64))
-		req_fail(req, 400, "invalid PIN");
+	else if (strlen(PQgetvalue(r, 0, 1)) != 64)
+		req_fail(req, 400, "invalid PIN");     /* no PIN set yet: not counted */
 	else {
-		PQclear(db_run(app->db, DB_MERCHANT_PIN_OK, 1, p, &e));
-		ok = true;
+		right = digest[0] != '\0' && crypto_equal(digest + 2, PQgetvalue(r, 0, 1), 64);
+		PQclear(r);
+		if ((r = db_run(app->db, right ? DB_MERCHANT_PIN_OK : DB_MERCHANT_PIN_FAILED,
+		    right ? 1 : 3, p, &e)) == NULL || (e = db_commit(app->db)) != ERR_OK) {
+			db_rollback(app->db);
+			unavailable(req, e);
+			goto out;
+		}
+		if (!right)
+			req_fail(req, 400, "invalid PIN");
+		ok = right;
+		goto out;
 	}
+	db_rollback(app->db);
 out:
 	crypto_wipe(pin, sizeof(pin));
 	crypto_wipe(digest, sizeof(digest));

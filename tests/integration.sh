@@ -7,7 +7,7 @@ set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${top_builddir:-.}
 export MP_STACK="$srcdir/tests/stack.sh"
-export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=${MP_WORKERS:-4}
+export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=${MP_WORKERS:-8}
 # A short wait makes the in-flight Idempotency-Key case (409) quick to show.
 export MP_CONF_EXTRA="idempotency_wait_ms = 300"
 # A short retry schedule and poll make the webhook retry, dead and redelivery cases quick.
