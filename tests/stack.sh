@@ -84,6 +84,26 @@ ${MP_CONF_EXTRA:-}
 CONF
 }
 
+# The workers and the daemon log in with the least-privilege roles of sql/006_roles.sql, as
+# in production; marketpay.conf (marketpayctl's) keeps the owner. Each has its own config.
+make_login_roles() {
+	local dir=$1
+	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d marketpay -qAt -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mp_worker') THEN
+        CREATE ROLE mp_worker LOGIN IN ROLE marketpay_app;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mp_webhookd') THEN
+        CREATE ROLE mp_webhookd LOGIN IN ROLE marketpay_webhookd;
+    END IF;
+END $$;
+SQL
+	sed "s/^database = \(.*\) user=postgres$/database = \1 user=mp_worker/" \
+		"$dir/marketpay.conf" >"$dir/worker.conf"
+	sed "s/^database = \(.*\) user=postgres$/database = \1 user=mp_webhookd/" \
+		"$dir/marketpay.conf" >"$dir/webhookd.conf"
+}
+
 write_nginx() {
 	local dir=$1 port=$2 rport=$3
 	mkdir -p "$dir/nginx/tmp"
@@ -150,7 +170,7 @@ start_pool() {
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
 	# respawns crashed workers and turns SIGTERM into a graceful stop.
 	setsid spawn-fcgi -n -s "$dir/fcgi.sock" -M 0666 "${user[@]}" -- \
-		/usr/bin/multiwatch -f "$workers" -- "$builddir/marketpay-fcgi" -c "$dir/marketpay.conf" \
+		/usr/bin/multiwatch -f "$workers" -- "$builddir/marketpay-fcgi" -c "$dir/worker.conf" \
 		</dev/null >>"$dir/fcgi.log" 2>&1 &
 	echo $! >"$dir/pool.pid"
 	wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
@@ -160,7 +180,7 @@ start_pool() {
 start_webhookd() {
 	local dir=$1
 	[ -x "$builddir/marketpay-webhookd" ] || return 0
-	setsid "$builddir/marketpay-webhookd" -c "$dir/marketpay.conf" </dev/null \
+	setsid "$builddir/marketpay-webhookd" -c "$dir/webhookd.conf" </dev/null \
 		>>"$dir/webhookd.log" 2>&1 &
 	echo $! >"$dir/webhookd.pid"
 }
@@ -185,6 +205,7 @@ start() {
 	[ -f "$dir/pin-key.pem" ] ||
 		"$builddir/marketpayctl" -c "$dir/marketpay.conf" pin-key generate >/dev/null
 	[ "$(id -u)" = 0 ] && chown nobody "$dir/pin-key.pem"
+	make_login_roles "$dir"
 	write_nginx "$dir" "$port" "$rport"
 	start_pool "$dir"
 	start_webhookd "$dir"

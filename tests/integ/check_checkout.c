@@ -473,6 +473,38 @@ START_TEST(test_ledger_refuses_tampering)
 }
 END_TEST
 
+/* What the workers' role may not do at all, even balanced: only mp_post() moves money. */
+static const char *const app_forbidden[] = {
+	"INSERT INTO ledger_transactions (kind) VALUES ('adjustment')",
+	"INSERT INTO ledger_entries (transaction_id, account_id, amount, balance_before,"
+	" balance_after, version) SELECT max(transaction_id), account_id, 1, 0, 1, 999"
+	" FROM ledger_entries GROUP BY account_id LIMIT 1",
+	"UPDATE accounts SET balance = balance + 100 WHERE kind = 'customer'",
+	"UPDATE accounts SET status = 'active'",
+	"INSERT INTO accounts (account_number, kind, currency) VALUES ('CU0000000002',"
+	" 'customer', 'AFN')",
+	"DELETE FROM payment_sessions",
+	"UPDATE payment_sessions SET amount = 1",
+	"UPDATE api_keys SET revoked_at = NULL",
+	"SELECT set_config('marketpay.posting', 'on', false); UPDATE accounts SET balance = 0",
+};
+
+START_TEST(test_app_role_cannot_write_ledger)
+{
+	char acct[16];
+
+	new_customer("10.00", acct);
+	/* The role works for what it is for: reading, and posting through mp_post(). */
+	ck_assert_int_eq(sh("psql -v ON_ERROR_STOP=1 -q -c 'SET ROLE marketpay_app'"
+	    " -c 'SELECT count(*) FROM ledger_entries' >/dev/null 2>&1"), 0);
+	ck_assert_msg(sh("psql -v ON_ERROR_STOP=1 -q -1 -c 'SET ROLE marketpay_app' -c \"%s\""
+	    " >/dev/null 2>&1", app_forbidden[_i]) != 0, "marketpay_app may: %s",
+	    app_forbidden[_i]);
+	ck_assert_str_eq(balance_of(acct), "1000");
+	assert_ledger_ok();
+}
+END_TEST
+
 START_TEST(test_ledger_verify_finds_damage)
 {
 	char acct[16], out[4096] = "";
@@ -562,6 +594,8 @@ checkout_suite(void)
 	tcase_add_test(t, test_own_result_page);
 	tcase_add_loop_test(t, test_ledger_refuses_tampering, 0,
 	    sizeof(tampering) / sizeof(tampering[0]));
+	tcase_add_loop_test(t, test_app_role_cannot_write_ledger, 0,
+	    sizeof(app_forbidden) / sizeof(app_forbidden[0]));
 	tcase_add_test(t, test_ledger_verify_finds_damage);
 	tcase_add_test(t, test_account_commands);
 	suite_add_tcase(s, t);
