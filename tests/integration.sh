@@ -44,4 +44,27 @@ rc=0
 # The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
 # stopped; its last case restarts PostgreSQL.
 "$builddir/tests/integ/check_webhook" || rc=$?
+
+# No secret reaches a log: the API keys and webhook secrets the suites were handed, the test
+# card numbers, and no form field carrying a PIN or card data.
+logs=("$dir/fcgi.log" "$dir/webhookd.log" "$dir/nginx/access.log" "$dir/nginx/error.log"
+	"$dir/pg/server.log")
+leaks=0
+if [ ! -s "$dir/secrets-used.txt" ]; then
+	echo "integration: no secrets were noted; the log check would prove nothing" >&2
+	leaks=1
+fi
+while read -r secret; do
+	if grep -lF -- "$secret" "${logs[@]}" 2>/dev/null; then
+		echo "integration: a secret (${secret:0:12}...) is in the log above" >&2
+		leaks=1
+	fi
+done < <(cat "$dir/secrets-used.txt" 2>/dev/null; printf '%s\n' 4242424242424242 \
+	4000000000000002 4000000000009995)
+if grep -lE 'pin=[0-9]|card_number=|card_cvc=' "${logs[@]}" 2>/dev/null; then
+	echo "integration: form data with a PIN or card is in the log above" >&2
+	leaks=1
+fi
+echo "secrets noted: $(wc -l <"$dir/secrets-used.txt" 2>/dev/null || echo 0); found in logs: $leaks"
+[ $leaks = 0 ] || rc=1
 exit $rc

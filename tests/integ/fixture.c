@@ -21,6 +21,26 @@ sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/*
+ * API keys and webhook secrets the tests were handed are noted in the stack's directory, so
+ * tests/integration.sh can check afterwards that none of them reached a log.
+ */
+static void
+note_secret(const char *line)
+{
+	const char *dir = getenv("MARKETPAY_STACK_DIR");
+	char path[1024];
+	FILE *f;
+
+	if (dir == NULL || (strncmp(line, "mp_", 3) != 0 && strncmp(line, "whsec_", 6) != 0))
+		return;
+	snprintf(path, sizeof(path), "%s/secrets-used.txt", dir);
+	if ((f = fopen(path, "a")) != NULL) {
+		fprintf(f, "%s\n", line);
+		fclose(f);
+	}
+}
+
 const char *
 ctl(const char *fmt, ...)
 {
@@ -40,6 +60,7 @@ ctl(const char *fmt, ...)
 	if (pclose(p) != 0 || !ok)
 		return NULL;
 	line[strcspn(line, "\n")] = '\0';
+	note_secret(line);
 	return line;
 }
 
