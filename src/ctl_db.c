@@ -1,4 +1,7 @@
-/* marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction. */
+/*
+ * marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction.
+ * marketpayctl idempotency purge: deletes Idempotency-Key records past idempotency_ttl.
+ */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,4 +137,24 @@ out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	return rc;
+}
+
+int
+ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
+{
+	char ttl[24];
+	const char *p[1] = { ttl };
+	PGresult *r;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl idempotency purge");
+	/* Rows past idempotency_ttl no longer count for replay: they only take space. */
+	snprintf(ttl, sizeof(ttl), "%ld", c->cfg.idempotency_ttl);
+	if ((r = ctl_exec(c, "idempotency purge", "DELETE FROM idempotency_keys"
+	    " WHERE created_at <= now() - make_interval(secs => $1::int)", 1, p)) == NULL)
+		return 1;
+	printf("%s\n", PQcmdTuples(r));
+	PQclear(r);
+	return 0;
 }

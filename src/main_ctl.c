@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "db", "migrate", ctl_db_migrate, "db migrate" },
+	{ "idempotency", "purge", ctl_idempotency_purge, "idempotency purge" },
 	{ "merchant", "create", ctl_merchant_create,
 	  "merchant create --name NAME [--currency CODE] [--webhook-url URL]" },
 	{ "key", "create", ctl_key_create, "key create MERCHANT_ID" },

@@ -362,6 +362,15 @@ START_TEST(test_idempotency)
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, key, &r3), 0);
 	assert_fail(&r3, 400, "Idempotency-Key must be 1 to 255");
 	http_free(&r3);
+	/* Records past idempotency_ttl are purged; the fresh one stays. */
+	ck_assert_ptr_nonnull(db_value("UPDATE idempotency_keys SET created_at = now() - interval"
+	    " '2 days' WHERE key = 'order-42-try' AND merchant_id = $1::bigint RETURNING 1",
+	    fx.merchant_b));
+	ck_assert_ptr_nonnull(ctl("idempotency purge"));
+	ck_assert_str_eq(db_value("SELECT count(*) FROM idempotency_keys WHERE key ="
+	    " 'order-42-try' AND merchant_id = $1::bigint", fx.merchant_b), "0");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM idempotency_keys WHERE key ="
+	    " 'order-42-try' AND merchant_id = $1::bigint", fx.merchant_a), "1");
 	http_free(&r1);
 	http_free(&r2);
 }
