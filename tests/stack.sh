@@ -244,6 +244,8 @@ stop() {
 		pid=$(cat "$dir/pool.pid")
 		kill -TERM "$pid" 2>/dev/null || true
 		wait_for 10 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
+		# Workers orphaned by a multiwatch that died are still in its process group.
+		kill -TERM -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/pool.pid"
 	fi
 	if [ -f "$dir/pg/data/postmaster.pid" ]; then

@@ -465,6 +465,53 @@ START_TEST(test_database_outage)
 }
 END_TEST
 
+/* The pool's worker pids, newest last, as one comparable string. */
+static const char *
+worker_pids(void)
+{
+	static char out[512];
+	/* The workers' command lines start with the program; multiwatch's names it later. */
+	FILE *p = popen("pgrep -f \"^[^ ]*marketpay-fcgi -c $MARKETPAY_STACK_DIR/worker.conf\""
+	    " | sort -n | tr '\\n' ' '", "r");
+	size_t n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
+
+	out[n] = '\0';
+	if (p != NULL)
+		pclose(p);
+	return out;
+}
+
+START_TEST(test_worker_killed)
+{
+	char before[512], after[512], victim[32];
+	struct http_resp r;
+	int i, count_before = 0, count_after = 0;
+
+	snprintf(before, sizeof(before), "%s", worker_pids());
+	for (i = 0; before[i] != '\0'; i++)
+		count_before += before[i] == ' ';
+	ck_assert_int_ge(count_before, 2);
+	sscanf(before, "%31s", victim);
+	/* A worker dies hard: multiwatch starts another, and the pool keeps serving. */
+	ck_assert_int_eq(sh("kill -KILL %s", victim), 0);
+	for (i = 0; i < 50 && count_after != count_before; i++) {
+		usleep(100000);
+		snprintf(after, sizeof(after), "%s", worker_pids());
+		count_after = 0;
+		for (size_t j = 0; after[j] != '\0'; j++)
+			count_after += after[j] == ' ';
+	}
+	ck_assert_int_eq(count_after, count_before);
+	ck_assert_msg(strstr(after, victim) == NULL || strstr(after, victim)[strlen(victim)] != ' ',
+	    "worker %s still there: %s", victim, after);
+	for (i = 0; i < 20; i++) {
+		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
+		ck_assert_int_eq(r.status, 200);
+		http_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(test_graceful_stop)
 {
 	PGconn *c = PQconnectdb("");
@@ -525,6 +572,7 @@ api_suite(void)
 	tcase_add_test(t, test_concurrent_creates);
 	suite_add_tcase(s, t);
 	tcase_set_timeout(last, 60);
+	tcase_add_test(last, test_worker_killed);
 	tcase_add_test(last, test_database_outage);
 	tcase_add_test(last, test_graceful_stop);
 	suite_add_tcase(s, last);
