@@ -134,19 +134,9 @@ ctl_account_deposit(struct ctl *c, int argc, char **argv)
 	p[1] = minor;
 	/* From the funding account of the account's currency, made on first use. */
 	if ((r = ctl_exec(c, "account deposit",
-	    "WITH a AS (SELECT id, currency FROM accounts WHERE account_number = $1),"
-	    " f AS (INSERT INTO accounts (account_number, kind, currency, name)"
-	    "  SELECT 'SY' || lpad(nextval('accounts_id_seq')::text, 10, '0'), 'system',"
-	    "   a.currency, 'funding ' || a.currency FROM a"
-	    "  ON CONFLICT (currency) WHERE kind = 'system' DO NOTHING RETURNING id)"
-	    " SELECT 1", 1, p)) == NULL)
-		return 1;
-	PQclear(r);
-	if ((r = ctl_exec(c, "account deposit",
 	    "SELECT mp_post('deposit', a.merchant_id, 'deposit', a.currency,"
-	    "  ARRAY[f.id, a.id], ARRAY[-$2::bigint, $2::bigint])"
-	    " FROM accounts a JOIN accounts f ON f.kind = 'system' AND f.currency = a.currency"
-	    " WHERE a.account_number = $1", 2, p)) == NULL)
+	    "  ARRAY[mp_funding_account(a.currency), a.id], ARRAY[-$2::bigint, $2::bigint])"
+	    " FROM accounts a WHERE a.account_number = $1", 2, p)) == NULL)
 		return 1;
 	if (PQntuples(r) != 1) {
 		PQclear(r);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shipped Apache configuration (apache/marketpay.conf) must be valid and must work:
+# The shipped Apache configuration (apache/marketpay-apache.conf) must be valid and must work:
 #  1. the whole file, with a throwaway self-signed certificate, passes `apache2 -t`, has
 #     the HTTP to HTTPS redirects, and HSTS on production only;
 #  2. its MarketpayApp macro, the application part both virtual hosts use, serves a test
@@ -14,7 +14,7 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${top_builddir:-${MP_BUILDDIR:-$srcdir/build}}
 builddir=$(cd "$builddir" && pwd)
 apache=/usr/sbin/apache2
-conf_src="$srcdir/apache/marketpay.conf"
+conf_src="$srcdir/apache/marketpay-apache.conf"
 
 die() { echo "apache.sh: $*" >&2; exit 1; }
 
@@ -115,9 +115,9 @@ sed -e "s|/etc/ssl/marketpay/[a-z]*\.crt|$adir/check/test.crt|" \
 	echo "Include $adir/check/marketpay.conf"
 } >"$adir/check/httpd.conf"
 if out=$("$apache" -t -f "$adir/check/httpd.conf" 2>&1); then
-	ok "apache/marketpay.conf passes apache2 -t"
+	ok "apache/marketpay-apache.conf passes apache2 -t"
 else
-	fail "apache/marketpay.conf passes apache2 -t"
+	fail "apache/marketpay-apache.conf passes apache2 -t"
 	echo "$out" >&2
 fi
 n=$(grep -c '^ *Redirect permanent "/" "https://' "$conf_src" || true)
