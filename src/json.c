@@ -198,6 +198,20 @@ json_money_string(int64_t minor)
 	return json_object_new_string(money_format(minor, buf));
 }
 
+struct json_object *
+json_success(const char *message)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
+	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
+	    json_add(o, "message", json_object_new_string(message)) != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
 int
 json_add(struct json_object *obj, const char *key, struct json_object *val)
 {

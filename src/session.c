@@ -115,14 +115,11 @@ fail:
 static struct json_object *
 created_body(const struct app *app, const char *id, const char *expires)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_success("Payment session created.");
 	char url[2048];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url, id);
-	if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "message", json_object_new_string("Payment session created.")) != 0 ||
-	    json_add(o, "url", json_object_new_string(url)) != 0 ||
+	if (o == NULL || json_add(o, "url", json_object_new_string(url)) != 0 ||
 	    json_add(o, "expires_at", json_object_new_string(expires)) != 0 ||
 	    json_add(o, "session_id", json_object_new_string(id)) != 0) {
 		json_object_put(o);
@@ -238,15 +235,12 @@ items_json(PGresult *r)
 static struct json_object *
 session_body(const struct app *app, PGresult *s, PGresult *items)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_success("Payment session found.");
 	char url[2048];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
 	    PQgetvalue(s, 0, 0));
-	if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "message", json_object_new_string("Payment session found.")) != 0 ||
-	    add_col(o, "session_id", s, 0, 0) != 0 || add_col(o, "status", s, 0, 1) != 0 ||
+	if (o == NULL || add_col(o, "session_id", s, 0, 0) != 0 || add_col(o, "status", s, 0, 1) != 0 ||
 	    json_add(o, "amount", json_money_string(strtoll(PQgetvalue(s, 0, 2), NULL, 10))) ||
 	    add_col(o, "currency", s, 0, 3) != 0 || add_col(o, "user_id", s, 0, 4) != 0 ||
 	    add_col(o, "email", s, 0, 5) != 0 ||

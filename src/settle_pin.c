@@ -97,14 +97,12 @@ out:
 void
 settle_pin_public_key(struct app *app, struct req *req)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = NULL;
 
 	if (app->pin_public_pem == NULL) {
 		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
-	} else if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "message", json_object_new_string("Encrypt the PIN to this key with "
-	    "RSA-OAEP (SHA-256) and send it base64-encoded.")) != 0 ||
+	} else if ((o = json_success("Encrypt the PIN to this key with RSA-OAEP (SHA-256) and "
+	    "send it base64-encoded.")) == NULL ||
 	    json_add(o, "public_key", json_object_new_string(app->pin_public_pem)) != 0 ||
 	    req_reply_json(req, 200, o) != 0)
 		req_fail(req, 500, "internal error");

@@ -148,7 +148,8 @@ refused(struct app *app, struct req *req, const struct transfer_in *in)
 static struct json_object *
 reply_body(PGresult *r, int64_t total)
 {
-	struct json_object *o = json_object_new_object(), *detail = json_object_new_array(), *d;
+	struct json_object *o = json_success("Transfer completed.");
+	struct json_object *detail = json_object_new_array(), *d;
 	int i;
 
 	for (i = 0; detail != NULL && i < PQntuples(r); i++) {
@@ -159,10 +160,11 @@ reply_body(PGresult *r, int64_t total)
 			detail = NULL;
 		}
 	}
-	if (o == NULL || json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "message", json_object_new_string("Transfer completed.")) != 0 ||
-	    json_add(o, "transaction_detail", detail) != 0 ||
+	if (o == NULL) {
+		json_object_put(detail);
+		return NULL;
+	}
+	if (json_add(o, "transaction_detail", detail) != 0 ||
 	    json_add(o, "transaction_date", json_object_new_string(PQgetvalue(r, 0, 2))) != 0 ||
 	    json_add(o, "amount", json_money_number(total)) != 0) {
 		json_object_put(o);

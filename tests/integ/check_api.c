@@ -28,19 +28,6 @@ create(const char *auth, const char *body, const char *extra, struct http_resp *
 	return http_do("POST", CREATE, h, body, -1, r);
 }
 
-static int
-matches(const char *s, const char *pattern)
-{
-	regex_t re;
-	int ok;
-
-	if (s == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
-		return 0;
-	ok = regexec(&re, s, 0, NULL, 0) == 0;
-	regfree(&re);
-	return ok;
-}
-
 /* A 400/4xx reply of DESIGN.md section 3: success false and a message naming the rule. */
 static void
 assert_fail(const struct http_resp *r, long status, const char *needle)

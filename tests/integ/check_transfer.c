@@ -47,19 +47,6 @@ need(bool ok, const char *what)
 	}
 }
 
-static int
-matches(const char *s, const char *pattern)
-{
-	regex_t re;
-	int ok;
-
-	if (s == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
-		return 0;
-	ok = regexec(&re, s, 0, NULL, 0) == 0;
-	regfree(&re);
-	return ok;
-}
-
 /* base64(RSA-OAEP-SHA256(pin)) under k, MGF1 SHA-256, into out: what merchants send. */
 static const char *
 seal_pin(EVP_PKEY *k, const char *pin, char out[1024])

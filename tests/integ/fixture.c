@@ -1,3 +1,4 @@
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,4 +156,17 @@ fixture_init(void)
 	}
 	snprintf(fx.auth_a, sizeof(fx.auth_a), "Authorization: API-KEY %s", fx.key_a);
 	snprintf(fx.auth_b, sizeof(fx.auth_b), "Authorization: API-KEY %s", fx.key_b);
+}
+
+int
+matches(const char *s, const char *pattern)
+{
+	regex_t re;
+	int ok;
+
+	if (s == NULL || regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+		return 0;
+	ok = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok;
 }

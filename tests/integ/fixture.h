@@ -34,4 +34,7 @@ const char *db_footprint(void);
 /* Runs a shell command; returns its exit status. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* True when s (not NULL) matches the extended regular expression pattern. */
+int matches(const char *s, const char *pattern);
+
 #endif
