@@ -15,6 +15,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "db", "migrate", ctl_db_migrate, "db migrate" },
+	{ "db", "roles", ctl_db_roles, "db roles [--app ROLE] [--webhookd ROLE] [--readonly ROLE]" },
 	{ "idempotency", "purge", ctl_idempotency_purge, "idempotency purge" },
 	{ "merchant", "create", ctl_merchant_create,
 	  "merchant create --name NAME [--currency CODE] [--webhook-url URL]" },

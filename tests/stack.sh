@@ -85,19 +85,12 @@ CONF
 }
 
 # The workers and the daemon log in with the least-privilege roles of sql/006_roles.sql, as
-# in production; marketpay.conf (marketpayctl's) keeps the owner. Each has its own config.
+# in production (marketpayctl db roles makes the login roles); marketpay.conf (marketpayctl's)
+# keeps the owner. Each has its own config.
 make_login_roles() {
 	local dir=$1
-	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d marketpay -qAt -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
-DO $$ BEGIN
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mp_worker') THEN
-        CREATE ROLE mp_worker LOGIN IN ROLE marketpay_app;
-    END IF;
-    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'mp_webhookd') THEN
-        CREATE ROLE mp_webhookd LOGIN IN ROLE marketpay_webhookd;
-    END IF;
-END $$;
-SQL
+	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db roles --app mp_worker \
+		--webhookd mp_webhookd --readonly mp_dba >/dev/null
 	sed "s/^database = \(.*\) user=postgres$/database = \1 user=mp_worker/" \
 		"$dir/marketpay.conf" >"$dir/worker.conf"
 	sed "s/^database = \(.*\) user=postgres$/database = \1 user=mp_webhookd/" \

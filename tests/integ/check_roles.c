@@ -1,0 +1,114 @@
+/*
+ * marketpayctl db roles against the stack's database: the stack's workers and daemon log in
+ * with roles it made (tests/stack.sh), and what those login roles may and may not do.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <check.h>
+
+#include "fixture.h"
+
+#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
+#define OUT "\"$MARKETPAY_STACK_DIR/roles.out\""
+
+/* Runs sql as the login role user with psql; returns psql's exit status. */
+static int
+as_role(const char *user, const char *sql)
+{
+	return sh("psql -U %s -v ON_ERROR_STOP=1 -qAt -c \"%s\" >/dev/null 2>&1", user, sql);
+}
+
+START_TEST(test_lists_the_stack_roles)
+{
+	ck_assert_int_eq(sh(CTL "db roles >" OUT), 0);
+	ck_assert_int_eq(sh("grep -qx 'marketpay_app mp_worker' " OUT), 0);
+	ck_assert_int_eq(sh("grep -qx 'marketpay_webhookd mp_webhookd' " OUT), 0);
+	ck_assert_int_eq(sh("grep -qx 'marketpay_readonly .*' " OUT), 0);
+	sh("rm -f " OUT);
+}
+END_TEST
+
+START_TEST(test_readonly_role_reads_and_writes_nothing)
+{
+	ck_assert_int_eq(sh(CTL "db roles --readonly mp_report_t >/dev/null"), 0);
+	/* Running it again changes nothing and succeeds. */
+	ck_assert_int_eq(sh(CTL "db roles --readonly mp_report_t >/dev/null"), 0);
+	ck_assert_str_eq(db_value("SELECT rolcanlogin::text FROM pg_roles WHERE rolname = $1",
+	    "mp_report_t"), "true");
+	ck_assert_int_eq(as_role("mp_report_t", "SELECT count(*) FROM ledger_entries"), 0);
+	ck_assert_int_eq(as_role("mp_report_t", "SELECT * FROM trial_balance"), 0);
+	ck_assert_int_ne(as_role("mp_report_t", "DELETE FROM idempotency_keys"), 0);
+	ck_assert_int_ne(as_role("mp_report_t",
+	    "INSERT INTO ledger_transactions (kind) VALUES ('adjustment')"), 0);
+	ck_assert_int_ne(as_role("mp_report_t", "UPDATE accounts SET balance = 0"), 0);
+}
+END_TEST
+
+/* What the workers' login role may not do to the ledger, whatever the statement's shape. */
+static const char *const ledger_writes[] = {
+	"UPDATE ledger_entries SET amount = amount",
+	"DELETE FROM ledger_entries",
+	"UPDATE ledger_transactions SET kind = kind",
+	"DELETE FROM ledger_transactions",
+	"UPDATE accounts SET balance = balance + 1",
+	"TRUNCATE ledger_entries CASCADE",
+};
+
+START_TEST(test_worker_login_cannot_change_ledger)
+{
+	const char *before = db_value("SELECT count(*) || '/' || coalesce(sum(amount), 0)"
+	    " FROM ledger_entries", NULL);
+	char saved[128];
+
+	snprintf(saved, sizeof(saved), "%s", before ? before : "");
+	ck_assert_int_eq(as_role("mp_worker", "SELECT count(*) FROM ledger_entries"), 0);
+	ck_assert_msg(as_role("mp_worker", ledger_writes[_i]) != 0, "mp_worker may: %s",
+	    ledger_writes[_i]);
+	ck_assert_str_eq(db_value("SELECT count(*) || '/' || coalesce(sum(amount), 0)"
+	    " FROM ledger_entries", NULL), saved);
+}
+END_TEST
+
+/* Names are checked before anything is created: no quoting games, no system roles. */
+static const char *const bad_names[] = {
+	"'Robert\\\"; DROP TABLE accounts; --'", "pg_monitor", "marketpay_app", "UpperCase",
+	"9lives", "''",
+};
+
+START_TEST(test_bad_role_names_refused)
+{
+	const char *before = db_value("SELECT count(*) FROM pg_roles", NULL);
+	char saved[32];
+
+	snprintf(saved, sizeof(saved), "%s", before ? before : "");
+	ck_assert_int_ne(sh(CTL "db roles --app %s >/dev/null 2>&1", bad_names[_i]), 0);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM pg_roles", NULL), saved);
+}
+END_TEST
+
+START_TEST(test_usage_errors)
+{
+	ck_assert_int_ne(sh(CTL "db roles --app >/dev/null 2>&1"), 0);
+	ck_assert_int_ne(sh(CTL "db roles --owner mp_x >/dev/null 2>&1"), 0);
+	ck_assert_ptr_null(db_value("SELECT rolname FROM pg_roles WHERE rolname = $1", "mp_x"));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("roles");
+	TCase *t = tcase_create("db roles");
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, test_lists_the_stack_roles);
+	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
+	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
+	    sizeof(ledger_writes) / sizeof(ledger_writes[0]));
+	tcase_add_loop_test(t, test_bad_role_names_refused, 0,
+	    sizeof(bad_names) / sizeof(bad_names[0]));
+	tcase_add_test(t, test_usage_errors);
+	suite_add_tcase(s, t);
+	return fixture_run(s);
+}
