@@ -281,6 +281,8 @@ classify(struct db *db, PGresult *r, const char *what)
 PGresult *
 db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e)
 {
+	struct timespec t0, t1;
+	int debug = log_enabled(LOG_LVL_DEBUG);
 	PGresult *r;
 	ExecStatusType st;
 
@@ -288,8 +290,17 @@ db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err
 		*e = ERR_UNAVAILABLE;
 		return NULL;
 	}
+	if (debug)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = PQexecPrepared(db->conn, stmts[s].name, n, params, NULL, NULL, 0);
 	st = PQresultStatus(r);
+	if (debug) {
+		/* Names and timings only: parameters can carry what must not be logged. */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		log_msg(LOG_LVL_DEBUG, db->reqid, "sql %s %s rows=%d ms=%.2f", stmts[s].name,
+		    PQresStatus(st), PQntuples(r), (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		*e = ERR_OK;
 		return r;

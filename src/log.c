@@ -45,6 +45,12 @@ log_open(const char *ident, const char *target, const char *level)
 	return 0;
 }
 
+int
+log_enabled(enum log_level level)
+{
+	return level <= threshold;
+}
+
 void
 log_more(void)
 {

@@ -21,6 +21,9 @@ int log_open(const char *ident, const char *target, const char *level);
 /* Raises the level by one step (-v). */
 void log_more(void);
 
+/* True when a message of this level would be written (to skip costly debug work). */
+int log_enabled(enum log_level level);
+
 /*
  * One line at level: time, level, request id ("-" when NULL), then the formatted text.
  * The text must hold no secret; untrusted parts go through log_escape first.

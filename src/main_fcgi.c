@@ -86,6 +86,13 @@ main(int argc, char **argv)
 		    app.cfg.log_file);
 	while (verbose-- > 0)
 		log_more();
+	/* Not the database string: it may hold a password. */
+	log_msg(LOG_LVL_DEBUG, NULL, "config %s: environment=%s checkout_base_url=%s "
+	    "max_body_bytes=%ld max_items=%ld max_vendors=%ld timezone=%s",
+	    path ? path : getenv("MARKETPAY_CONFIG") ? getenv("MARKETPAY_CONFIG") :
+	    CONFIG_DEFAULT_PATH, app.cfg.environment == CONFIG_PRODUCTION ? "production" :
+	    "sandbox", app.cfg.checkout_base_url, app.cfg.max_body_bytes, app.cfg.max_items,
+	    app.cfg.max_vendors, app.cfg.timezone);
 	if ((app.db = db_new(app.cfg.database)) == NULL || (f = fcgi_new()) == NULL ||
 	    install_signals(&stops) != 0) {
 		/* Said on stderr too: whoever started it by hand is looking there, not at syslog. */

@@ -9,7 +9,8 @@
 #
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
 # parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
-# MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf).
+# MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
+# migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,13 +70,14 @@ write_secrets() {
 }
 
 write_config() {
-	local dir=$1 port=$2
+	local dir=$1 port=$2 sqlline="sql_dir = $srcdir/sql"
+	[ -n "${MP_SQL_DIR+set}" ] && sqlline=${MP_SQL_DIR:+sql_dir = $MP_SQL_DIR}
 	cat >"$dir/marketpay.conf" <<CONF
 # Written by tests/stack.sh for the stack in $dir
 environment = ${MP_ENVIRONMENT:-sandbox}
 database = host=$dir/pg dbname=marketpay user=postgres
 checkout_base_url = http://127.0.0.1:$port
-sql_dir = $srcdir/sql
+$sqlline
 log_file = stderr
 secrets_key_file = $dir/secrets.key
 pepper_file = $dir/pin-pepper
@@ -143,7 +145,7 @@ http {
             fastcgi_pass unix:$dir/fcgi.sock;
         }
         location /static/ {
-            alias $srcdir/static/;
+            alias ${MP_STATIC_DIR:-$srcdir/static}/;
             expires 1h;
         }
         # The machine's ceiling for the benchmarks: nginx answering by itself.

@@ -1,0 +1,38 @@
+# Shared by the script tests (sourced, not run): result counting, free ports, JSON fields.
+#   check "what" command...   runs command; counts and prints ok/FAIL with the description
+#   finish                    prints "N passed, N failed" (dev/test adds these up); status
+#   free_port                 a loopback TCP port nothing listens on (below the ephemeral range)
+#   json FIELD                a top-level field of the JSON object on stdin ("" when absent)
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok: $*"; }
+not_ok() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+}
+
+free_port() {
+	local p
+	for _ in $(seq 1 200); do
+		p=$((15000 + RANDOM % 17000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	echo "no free port found" >&2
+	return 1
+}
+
+json() {
+	python3 -c 'import json, sys
+v = json.load(sys.stdin).get(sys.argv[1])
+print("" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$1"
+}
