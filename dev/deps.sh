@@ -3,7 +3,8 @@
 
 MP_PACKAGES="build-essential autoconf automake pkg-config libfcgi-dev libjson-c-dev
 libpq-dev libssl-dev libcurl4-openssl-dev libinih-dev check postgresql-15 nginx-light
-spawn-fcgi multiwatch mandoc curl wrk openssl chromium fonts-dejavu-core apache2 systemd"
+spawn-fcgi multiwatch mandoc curl wrk openssl chromium fonts-dejavu-core apache2 systemd jq
+clang libclang-rt-14-dev"
 
 mp_install_deps() {
 	local missing=() p
@@ -34,17 +35,19 @@ mp_install_deps() {
 	return $rc
 }
 
-# Builds out of tree in build/ (configure once, then make).
+# Builds out of tree in build/ (configure once, then make); mp_build TOP DIR ARGS... builds in
+# TOP/DIR configured with ARGS instead (dev/test's sanitizer build).
 mp_build() {
-	local top=$1
+	local top=$1 dir=${2:-build}
+	shift $(($# < 2 ? $# : 2))
 	if [ ! -x "$top/configure" ] || [ "$top/configure.ac" -nt "$top/configure" ] ||
 		[ "$top/Makefile.am" -nt "$top/configure" ]; then
 		(cd "$top" && autoreconf -fi >/dev/null 2>&1) || { echo "autoreconf failed" >&2; return 1; }
 	fi
-	mkdir -p "$top/build"
-	if [ ! -f "$top/build/Makefile" ]; then
-		(cd "$top/build" && ../configure -q) || return 1
+	mkdir -p "$top/$dir"
+	if [ ! -f "$top/$dir/Makefile" ]; then
+		(cd "$top/$dir" && ../configure -q "$@") || return 1
 	fi
-	make -C "$top/build" -s -j"$(nproc)" 2>&1 | grep -v '^ar: ' || true
-	[ -x "$top/build/marketpay-fcgi" ] && [ -x "$top/build/marketpayctl" ]
+	make -C "$top/$dir" -s -j"$(nproc)" 2>&1 | grep -v '^ar: ' || true
+	[ -x "$top/$dir/marketpay-fcgi" ] && [ -x "$top/$dir/marketpayctl" ]
 }

@@ -149,12 +149,15 @@ ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
 	(void)argv;
 	if (argc != 0)
 		return ctl_fail("usage: marketpayctl idempotency purge");
-	/* Rows past idempotency_ttl no longer count for replay: they only take space. */
+	/*
+	 * Rows past idempotency_ttl no longer count for replay: they only take space. The
+	 * function (sql/007_purge.sql) lets the workers' role do this and nothing more.
+	 */
 	snprintf(ttl, sizeof(ttl), "%ld", c->cfg.idempotency_ttl);
-	if ((r = ctl_exec(c, "idempotency purge", "DELETE FROM idempotency_keys"
-	    " WHERE created_at <= now() - make_interval(secs => $1::int)", 1, p)) == NULL)
+	if ((r = ctl_exec(c, "idempotency purge", "SELECT mp_purge_idempotency($1::int)", 1,
+	    p)) == NULL)
 		return 1;
-	printf("%s\n", PQcmdTuples(r));
+	printf("%s\n", PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return 0;
 }

@@ -89,6 +89,22 @@ applied=$(psql -qAtc 'SELECT count(*) FROM schema_migrations')
 check "db migrate applied the $n installed migrations (recorded: $applied)" [ "$applied" = "$n" ]
 check "db migrate again has nothing to do" test -z "$(ctl db migrate)"
 
+# The README's database steps: an owner that may create roles but is no superuser runs the
+# migrations and db roles; the config names no user, PGUSER does.
+psql -qc 'CREATE ROLE mp_admin LOGIN CREATEROLE'
+createdb -O mp_admin marketpay_production
+sed -e 's/^database = .*/database = host='"${PGHOST//\//\\/}"' dbname=marketpay_production/' \
+	-e 's/^environment = .*/environment = production/' "$MARKETPAY_CONFIG" >"$dir/production.conf"
+check "db migrate as a non-superuser owner (PGUSER=mp_admin)" \
+	env PGUSER=mp_admin "$MARKETPAYCTL" -c "$dir/production.conf" db migrate
+check "db roles as that owner" env PGUSER=mp_admin "$MARKETPAYCTL" -c "$dir/production.conf" \
+	db roles --app mp_worker --webhookd mp_webhookd --readonly mp_dba
+check "the production schema is owned by mp_admin" test "$(psql -d marketpay_production -qAtc \
+	"SELECT tableowner FROM pg_tables WHERE tablename = 'ledger_entries'")" = mp_admin
+check "a production key is made there (mp_live_)" bash -c "PGUSER=mp_admin '$MARKETPAYCTL' \
+	-c '$dir/production.conf' key create \$(PGUSER=mp_admin '$MARKETPAYCTL' -c \
+	'$dir/production.conf' merchant create --name Live) | grep -q '^mp_live_'"
+
 merchant=$(ctl merchant create --name 'Installed shop')
 key=$(ctl key create "$merchant")
 code=$(curl -sS -o "$dir/session.json" -w '%{http_code}' \

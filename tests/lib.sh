@@ -32,7 +32,5 @@ free_port() {
 }
 
 json() {
-	python3 -c 'import json, sys
-v = json.load(sys.stdin).get(sys.argv[1])
-print("" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$1"
+	jq -r --arg k "$1" '.[$k] | if . == null then "" else tostring end'
 }

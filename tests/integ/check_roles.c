@@ -45,6 +45,17 @@ START_TEST(test_readonly_role_reads_and_writes_nothing)
 }
 END_TEST
 
+/* The daily purge timer runs marketpayctl with the workers' role: it may purge, only that. */
+START_TEST(test_worker_role_may_purge)
+{
+	ck_assert_int_eq(sh(CTL "idempotency purge >/dev/null"), 0);
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_STACK_DIR/worker.conf\""
+	    " idempotency purge >/dev/null"), 0);
+	ck_assert_int_ne(as_role("mp_worker", "DELETE FROM idempotency_keys"), 0);
+	ck_assert_int_ne(as_role("mp_report_t", "SELECT mp_purge_idempotency(60)"), 0);
+}
+END_TEST
+
 /* What the workers' login role may not do to the ledger, whatever the statement's shape. */
 static const char *const ledger_writes[] = {
 	"UPDATE ledger_entries SET amount = amount",
@@ -104,6 +115,7 @@ main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_lists_the_stack_roles);
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
+	tcase_add_test(t, test_worker_role_may_purge);
 	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
 	    sizeof(ledger_writes) / sizeof(ledger_writes[0]));
 	tcase_add_loop_test(t, test_bad_role_names_refused, 0,
