@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -169,6 +170,25 @@ on_ini(void *user, const char *section, const char *name, const char *value)
 	return 0;
 }
 
+/*
+ * PostgreSQL on Debian reads the system time zone database, so a zone it knows is a file
+ * there: checked at load, a misspelt zone stops the program instead of failing transfers.
+ */
+static int
+timezone_known(const char *tz)
+{
+	const char *dir = getenv("TZDIR") ? getenv("TZDIR") : "/usr/share/zoneinfo";
+	char path[512];
+	struct stat st;
+	size_t n = strlen(tz);
+
+	if (n == 0 || n > 64 || tz[0] == '/' || strstr(tz, "..") != NULL ||
+	    strspn(tz, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+-/") != n)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, tz);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int
 check_values(struct config *c, char *err, size_t errlen)
 {
@@ -191,6 +211,11 @@ check_values(struct config *c, char *err, size_t errlen)
 	if (strncmp(c->checkout_base_url, "http://", 7) != 0 &&
 	    strncmp(c->checkout_base_url, "https://", 8) != 0) {
 		snprintf(err, errlen, "checkout_base_url must start with http:// or https://");
+		return -1;
+	}
+	if (!timezone_known(c->timezone)) {
+		snprintf(err, errlen, "timezone must name a zone of the time zone database, such as"
+		    " UTC or Asia/Kabul");
 		return -1;
 	}
 	return 0;

@@ -147,6 +147,8 @@ START_TEST(test_full_file)
 }
 END_TEST
 
+#define TZ_RULE "timezone must name a zone of the time zone database, such as UTC or Asia/Kabul"
+
 static const struct {
 	const char *text;
 	int line;          /* 0: a whole-file check, "path: msg"; else "path:line: msg" */
@@ -181,7 +183,25 @@ static const struct {
 	  "checkout_base_url must start with http:// or https://" },
 	{ "checkout_base_url = ftp://pay.example\n", 0,
 	  "checkout_base_url must start with http:// or https://" },
+	{ "timezone = Mars/Olympus_Mons\n", 0, TZ_RULE },
+	{ "timezone = ../../etc/passwd\n", 0, TZ_RULE },
+	{ "timezone = /etc/localtime\n", 0, TZ_RULE },
+	{ "timezone = Asia\n", 0, TZ_RULE },           /* a directory, not a zone */
+	{ "timezone = Asia/Kabul; DROP\n", 0, TZ_RULE },
 };
+
+START_TEST(test_timezone_known)
+{
+	struct config c;
+	char err[512];
+
+	ck_assert_msg(load_text(&c, "timezone = Asia/Kabul\n", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.timezone, "Asia/Kabul");
+	config_free(&c);
+	ck_assert_msg(load_text(&c, "timezone = Etc/GMT+5\n", err, sizeof(err)) == 0, "%s", err);
+	config_free(&c);
+}
+END_TEST
 
 START_TEST(test_bad_file)
 {
@@ -369,6 +389,7 @@ config_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_full_file);
 	tcase_add_loop_test(tc, test_bad_file, 0, (int)NELEM(bad_files));
+	tcase_add_test(tc, test_timezone_known);
 	tcase_add_test(tc, test_base_url_slashes);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_env_path);
