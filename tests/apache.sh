@@ -76,17 +76,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-fail() { failed=$((failed + 1)); echo "FAIL - $1" >&2; }
-
-free_port() {
-	local p
-	for _ in $(seq 1 200); do
-		p=$((15000 + RANDOM % 17000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-	done
-	die "no free port found"
-}
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
+fail() { not_ok "$@"; }
 
 modules() { # LoadModule lines for the named modules (unixd, say, may be built in)
 	local m

@@ -35,33 +35,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok: $*"; }
-not_ok() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-check() { # check DESCRIPTION command...
-	local what=$1; shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-
-free_port() {
-	local p
-	for _ in $(seq 1 200); do
-		p=$((15000 + RANDOM % 17000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-	done
-	echo "tls: no free port found" >&2
-	return 1
-}
-
-# JSON field from stdin (jq when present, else python3).
-json() {
-	if command -v jq >/dev/null 2>&1; then
-		jq -r --arg k "$1" '.[$k] | if . == null then "" else tostring end'
-	else
-		python3 -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print("" if v is None else (str(v).lower() if isinstance(v,bool) else v))' "$1"
-	fi
-}
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
 
 "$stack" start "$sdir" >/dev/null
 # shellcheck disable=SC1091
@@ -237,5 +212,4 @@ curl -sS -o /dev/null --max-time 10 --cacert "$tdir/ca.crt" \
 	"https://localhost:$sport/api/v1/health" 2>/dev/null || rc=$?
 check "a name the certificate does not carry is refused (exit $rc)" [ "$rc" = 60 ]
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+finish
