@@ -23,6 +23,7 @@ events {}
 http {
     access_log off;
     client_body_temp_path $dir/tmp;
+    include $srcdir/nginx/marketpay-limits.conf;
     include $dir/$env.conf;
 }
 CONF

@@ -6,11 +6,17 @@
 #   tests/stack.sh start DIR [PORT]   PORT defaults to a free one; writes DIR/stack.env
 #   tests/stack.sh stop DIR           stops whatever of it runs; safe to call twice
 #   tests/stack.sh pg-stop|pg-start DIR   stops or starts only its PostgreSQL (outage tests)
+#   tests/stack.sh pg-restart DIR [SECS]  PostgreSQL stopped like a crash (-m immediate), down
+#                                         SECS (default 0), started again: crash recovery
+#   tests/stack.sh pool-stop|pool-start DIR         SIGTERM to the pool, waits until it is gone;
+#                                                    or starts it again (fault tests)
+#   tests/stack.sh webhookd-stop|webhookd-start DIR  the same for marketpay-webhookd
 #
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
 # parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
-# migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets).
+# migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
+# MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -104,6 +110,29 @@ write_nginx() {
 	mkdir -p "$dir/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$dir/nginx/fastcgi_params"
 	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
+	# MP_EDGE_LIMITS=1 (tests/edge.sh) adds a second server on its own port ($dir/edge.port):
+	# the deployed server block of nginx/marketpay-<environment>.conf itself, with its TLS,
+	# IPv6 and port-80 redirect taken out and its paths pointed into this stack, under the
+	# zones of nginx/marketpay-limits.conf. The main server is never throttled (benchmarks).
+	local edge="" eport
+	if [ "${MP_EDGE_LIMITS:-0}" = 1 ]; then
+		eport=$(free_port)
+		while [ "$eport" = "$port" ] || [ "$eport" = "$rport" ]; do eport=$(free_port); done
+		cp "$srcdir/nginx/marketpay-limits.conf" "$dir/nginx/marketpay-limits.conf"
+		edge="include marketpay-limits.conf;
+$(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
+	inblk { blk = blk $0 "\n"; if ($0 ~ /^\}/) { inblk = 0; if (blk !~ /listen 80;/) printf "%s", blk }; next }
+	{ print }' "$srcdir/nginx/marketpay-${MP_ENVIRONMENT:-sandbox}.conf" |
+	sed -E -e '/^\s*(ssl_|listen \[::\]|add_header Strict-Transport-Security)/d' \
+		-e "s|listen 443 ssl http2;|listen 127.0.0.1:$eport;|" \
+		-e "s|server unix:/run/marketpay/[a-z]+\.sock;|server unix:$dir/fcgi.sock;|" \
+		-e "s|/etc/marketpay/nginx/|$dir/nginx/|" \
+		-e "s|/usr/share/marketpay/static/|${MP_STATIC_DIR:-$srcdir/static}/|")"
+		if ! grep -q "listen 127.0.0.1:$eport;" <<<"$edge" || grep -Eq 'listen (80|443)' <<<"$edge"; then
+			die "MP_EDGE_LIMITS: cannot adapt the listen lines of the server block"
+		fi
+		echo "$eport" >"$dir/edge.port"
+	fi
 	cat >"$dir/nginx/nginx.conf" <<CONF
 worker_processes 2;
 pid $dir/nginx/nginx.pid;
@@ -118,6 +147,7 @@ http {
     uwsgi_temp_path $dir/nginx/tmp/uwsgi;
     scgi_temp_path $dir/nginx/tmp/scgi;
     server_tokens off;
+$edge
     # The test webhook receiver logs what it got, headers and exact body, one JSON line each.
     log_format webhook escape=json '{"id":"\$http_webhook_id","timestamp":"\$http_webhook_timestamp",'
         '"signature":"\$http_webhook_signature","content_type":"\$content_type",'
@@ -133,9 +163,14 @@ http {
         }
         location = /sink { access_log off; return 204; }
     }
+    # One line per API/checkout request with the id the worker logs (req=) and what the
+    # upstream answered, so the fault tests can tell a request a worker served from one none saw.
+    log_format upstream '\$msec \$request_id \$status \$upstream_status \$request_method \$uri';
     server {
         listen 127.0.0.1:$port;
         client_max_body_size 1m;
+        access_log $dir/nginx/access.log;
+        access_log $dir/nginx/upstream.log upstream;
         location /api/v1/ {
             include marketpay-fastcgi.conf;
             fastcgi_pass unix:$dir/fcgi.sock;
@@ -165,7 +200,7 @@ start_pool() {
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
 	# respawns crashed workers and turns SIGTERM into a graceful stop.
 	setsid spawn-fcgi -n -s "$dir/fcgi.sock" -M 0666 "${user[@]}" -- \
-		/usr/bin/multiwatch -f "$workers" -- "$builddir/marketpay-fcgi" -c "$dir/worker.conf" \
+		/usr/bin/multiwatch -f "$workers" -r 100 -- "$builddir/marketpay-fcgi" -c "$dir/worker.conf" \
 		</dev/null >>"$dir/fcgi.log" 2>&1 &
 	echo $! >"$dir/pool.pid"
 	wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
@@ -259,8 +294,39 @@ pg_start() {
 	as_pg "$pgbin/pg_ctl" -D "$1/pg/data" -l "$1/pg/server.log" -o "$opts" -w -t 60 start >/dev/null
 }
 
+pg_restart() {
+	as_pg "$pgbin/pg_ctl" -D "$1/pg/data" -m immediate -w stop >/dev/null
+	sleep "${2:-0}"
+	pg_start "$1"
+}
+
+# SIGTERM to multiwatch: it passes the graceful stop on, each worker finishes the request in
+# hand, and multiwatch exits when they are gone. The socket file stays, as spawn-fcgi leaves it.
+pool_stop() {
+	local dir=$1 pid
+	[ -f "$dir/pool.pid" ] || return 0
+	pid=$(cat "$dir/pool.pid")
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_for 30 bash -c "! kill -0 $pid" || die "the pool did not stop within 30 s"
+	rm -f "$dir/pool.pid"
+}
+
+webhookd_stop() {
+	local dir=$1 pid
+	[ -f "$dir/webhookd.pid" ] || return 0
+	pid=$(cat "$dir/webhookd.pid")
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_for 15 bash -c "! kill -0 $pid" || die "webhookd did not stop within 15 s"
+	rm -f "$dir/webhookd.pid"
+}
+
 case "${1:-}" in
 pg-stop)  pg_stop "$2" ;;
+pg-restart) pg_restart "$2" "${3:-0}" ;;
+pool-stop) pool_stop "$2" ;;
+pool-start) start_pool "$(cd "$2" && pwd)" ;;
+webhookd-stop) webhookd_stop "$2" ;;
+webhookd-start) start_webhookd "$(cd "$2" && pwd)" ;;
 pg-start) pg_start "$2" ;;
 start) [ $# -ge 2 ] || die "usage: stack.sh start DIR [PORT]"; start "$2" "${3:-}" ;;
 stop)  [ $# -ge 2 ] || die "usage: stack.sh stop DIR"; stop "$2" ;;

@@ -7,13 +7,19 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import {
-	TEST_TIMEOUT, balance, createMerchant, createSession, createWallet, failureUrl,
-	futureExpiry, getSession, landedOn, launch, ledgerVerify, outDir, submitForm, successUrl,
-	withPage,
+	NAV_TIMEOUT, TEST_TIMEOUT, balance, baseUrl, createMerchant, createSession, createWallet,
+	failureUrl, futureExpiry, getSession, landedOn, launch, ledgerVerify, outDir, submitForm,
+	successUrl, withPage,
 } from './lib.mjs';
 
 const NO_JS = { javaScriptEnabled: false };
 const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=1</script>';
+// Payloads for every text field a merchant sends: one for element context, one that first
+// closes an attribute. user_id holds at most 50 characters; an e-mail address no spaces.
+const XSS_IMG = '<img src=x onerror=window.__xss=1>';
+const XSS_ATTR = '"><script>window.__xss=1</script>';
+const XSS_EMAILS = ['"><script>window.__xss=1</script>@x.example',
+	'<svg/onload=window.__xss=1>@x.example'];
 
 let browser;
 let merchant;
@@ -33,6 +39,19 @@ async function openCheckout(page, session) {
 	assert.equal(res.status(), 200, `GET ${session.url}`);
 	assert.equal(await page.locator('.merchant').innerText(), merchant.name);
 	return res;
+}
+
+// create-session with a body of the test's own (lib.mjs's createSession sends no email).
+async function createSessionWith(m, body) {
+	const res = await fetch(`${baseUrl}/api/v1/payment/create-session`, {
+		method: 'POST',
+		headers: { Authorization: `API-KEY ${m.key}`, 'Content-Type': 'application/json' },
+		body: JSON.stringify(body),
+		signal: AbortSignal.timeout(NAV_TIMEOUT),
+	});
+	const json = await res.json();
+	assert.equal(res.status, 200, `create-session: ${JSON.stringify(json)}`);
+	return json;
 }
 
 function walletForm(page) {
@@ -81,7 +100,7 @@ async function payByCard(page, session, number) {
 	return submitForm(page, card.button);
 }
 
-describe('hosted checkout in a browser', { timeout: TEST_TIMEOUT * 8 }, () => {
+describe('hosted checkout in a browser', { timeout: TEST_TIMEOUT * 9 }, () => {
 	it('pays from a wallet and lands on the success URL', { timeout: TEST_TIMEOUT }, async (t) => {
 		const wallet = createWallet('100.00', '1234');
 		const session = await createSession(merchant);
@@ -214,6 +233,70 @@ describe('hosted checkout in a browser', { timeout: TEST_TIMEOUT * 8 }, () => {
 			assert.doesNotMatch(csp, /script-src|unsafe-inline|unsafe-eval/);
 			assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined');
 		});
+	});
+
+	it('runs no script from item names, user_id or email, on the page or after paying',
+	    { timeout: TEST_TIMEOUT }, async (t) => {
+		// The payloads are live: put into a page unescaped, in text or in an attribute, each
+		// one runs. Without this the checks below could pass with payloads that never would.
+		await withPage(browser, t, {}, async (page) => {
+			const live = [XSS, XSS_IMG, ...XSS_EMAILS].map((p) => `<p>${p}</p>`)
+			    .concat([`<input value="${XSS_ATTR}">`, `<input value="${XSS_EMAILS[0]}">`]);
+			for (const html of live) {
+				await page.evaluate(() => { window.__xss = undefined; });
+				await page.setContent(html, { waitUntil: 'load' });
+				await page.waitForFunction(() => window.__xss === 1, null, { timeout: 5_000 })
+				    .catch(() => assert.fail(`the payload in ${html} does not run`));
+			}
+		});
+		const cases = [
+			{ name: XSS_ATTR, userId: XSS_IMG, email: XSS_EMAILS[0] },
+			{ name: XSS_IMG, userId: XSS_ATTR, email: XSS_EMAILS[1] },
+		];
+		for (const c of cases) {
+			const wallet = createWallet('50.00', '1234');
+			const session = await createSessionWith(merchant, {
+				items: [{ id: XSS_ATTR.slice(0, 50), name: c.name, price: 12.50 }],
+				user_id: c.userId,
+				email: c.email,
+				redirect_success_url: successUrl,
+				redirect_failure_url: failureUrl,
+			});
+			// Stored and returned exactly as sent.
+			const got = await getSession(merchant, session.session_id);
+			assert.equal(got.user_id, c.userId);
+			assert.equal(got.email, c.email);
+			assert.equal(got.items[0].name, c.name);
+			// JavaScript on and the CSP bypassed: the escaping alone must hold.
+			await withPage(browser, t, { bypassCSP: true }, async (page) => {
+				const dialogs = [];
+				page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+				await openCheckout(page, session);
+				assert.equal(await page.locator('table.items td.name').innerText(), c.name);
+				assert.equal(await page.locator('script').count(), 0, 'no <script> element');
+				assert.equal(await page.locator('img').count(), 0, 'no <img> element');
+				const html = await page.content();
+				for (const raw of [c.name, c.userId, c.email])
+					assert.ok(!html.includes(raw), `the page holds ${raw} unescaped`);
+				assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined');
+
+				// user_id travels in the success URL's query: it arrives as text, runs nothing.
+				const w = walletForm(page);
+				await w.account.fill(wallet.account);
+				await w.pin.fill(wallet.pin);
+				const res = await submitForm(page, w.button);
+				assert.equal(res.status(), 303);
+				assert.ok(!/[<>"]/.test(res.headers().location),
+				    `Location carries markup: ${res.headers().location}`);
+				const query = await landedOn(page, 'success');
+				assert.equal(query.get('user_id'), c.userId);
+				assert.equal(query.get('session_id'), session.session_id);
+				assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined');
+				assert.deepEqual(dialogs, [], 'no dialog opened');
+			});
+			await assertStatus(session, 'paid');
+		}
+		ledgerVerify();
 	});
 
 	it('renders on a phone and on a desktop (screenshots)', { timeout: TEST_TIMEOUT }, async (t) => {
