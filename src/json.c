@@ -132,8 +132,12 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	obj = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
 	if (jerr == json_tokener_continue) {
-		/* json-c waits for more after a bare top-level scalar such as 12 or "x". */
-		first = strspn(buf, " \t\r\n");
+		/*
+		 * json-c waits for more after a bare top-level scalar such as 12 or "x". The scan
+		 * stays within len: buf need not be NUL-terminated and may be all whitespace.
+		 */
+		for (first = 0; first < len && memchr(" \t\r\n", buf[first], 4) != NULL; first++)
+			;
 		if (first < len && buf[first] != '{' && buf[first] != '[')
 			snprintf(msg, msglen, "request body must be a JSON object");
 		else
@@ -148,6 +152,11 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	}
 	if (json_tokener_get_parse_end(tok) != len) {
 		snprintf(msg, msglen, "request body is not valid JSON: data after the value");
+		goto fail;
+	}
+	/* A top-level null parses to no object at all: without this, NULL came back with no msg. */
+	if (obj == NULL) {
+		snprintf(msg, msglen, "request body must be a JSON object");
 		goto fail;
 	}
 	if (has_non_finite(obj)) {

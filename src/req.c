@@ -79,6 +79,26 @@ reply_one(struct req *req, int status, const char *key, struct json_object *extr
 	json_object_put(o);
 }
 
+/*
+ * Drops a UTF-8 sequence cut short at the end of s. A message snprintf truncated (here or in
+ * a handler's buffer) can end inside a character taken from the request, and the reply
+ * would then not be valid UTF-8, which strict JSON clients refuse.
+ */
+static void
+trim_partial_utf8(char *s)
+{
+	size_t n = strlen(s), i = n, need;
+	unsigned char lead;
+
+	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0 || ((lead = (unsigned char)s[i - 1]) & 0xC0) != 0xC0)
+		return;
+	need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+	if (n - (i - 1) < need)
+		s[i - 1] = '\0';
+}
+
 void
 req_fail(struct req *req, int status, const char *fmt, ...)
 {
@@ -88,6 +108,7 @@ req_fail(struct req *req, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	trim_partial_utf8(msg);
 	reply_one(req, status, "message", json_object_new_boolean(0), msg);
 }
 

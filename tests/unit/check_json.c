@@ -226,6 +226,9 @@ static const struct input lexically_bad[] = {
 	{ "1", 0, NULL },
 	{ "true", 0, NULL },
 	{ "null", 0, NULL },
+	{ "null ", 0, NULL },                        /* found by fuzz_session: no message */
+	{ "null\n", 0, NULL },
+	{ " \t", 0, NULL },                          /* all blank: read past the end */
 };
 
 START_TEST(test_lexically_bad)
