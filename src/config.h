@@ -37,6 +37,7 @@ struct config {
 	char *webhook_retry_schedule; /* seconds between attempts, comma-separated */
 	long webhook_timeout;      /* seconds per delivery attempt */
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
+	long webhook_senders;      /* delivery processes of one marketpay-webhookd */
 };
 
 enum config_kind {

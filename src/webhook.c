@@ -16,14 +16,18 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 #define CHANNEL "marketpay_webhooks"
+#define MERCHANT_SLOTS 2     /* deliveries of one merchant in flight at once */
+#define CLAIM_TRIES 16       /* merchants passed over as busy before a scan gives up */
 
 enum stmt {
 	ST_CLAIM,
+	ST_SLOT,
 	ST_ATTEMPT,
 	ST_DELIVERED,
 	ST_RETRY,
 	ST_DEAD,
 	ST_NEXT_DUE,
+	ST_DEFER,
 	ST__MAX
 };
 
@@ -35,15 +39,23 @@ struct stmt_sql {
 /* The only SQL the daemon sends, apart from BEGIN/COMMIT/ROLLBACK and LISTEN. */
 static const struct stmt_sql stmts[ST__MAX] = {
 	/*
-	 * ST_CLAIM: the oldest due event that no other daemon holds. Only the event row is
-	 * locked (OF e): events of one merchant go out in parallel, and the merchant row stays
-	 * free for marketpayctl.
+	 * ST_CLAIM: the oldest due event that no other sender holds, of a merchant not in $1
+	 * (those whose delivery slots are all taken). Only the event row is locked (OF e): the
+	 * merchant row stays free for marketpayctl.
 	 */
 	{ "wh_claim",
 	  "SELECT e.id, e.merchant_id, e.body, e.attempts, m.webhook_url, m.webhook_secret_sealed"
 	  " FROM webhook_events e JOIN merchants m ON m.id = e.merchant_id"
 	  " WHERE e.status = 'pending' AND e.next_attempt_at <= now()"
+	  " AND NOT e.merchant_id = ANY($1::bigint[])"
 	  " ORDER BY e.next_attempt_at LIMIT 1 FOR UPDATE OF e SKIP LOCKED" },
+	/*
+	 * ST_SLOT: $1 merchant, $2 slot. At most MERCHANT_SLOTS deliveries of one merchant are
+	 * in flight across all senders and daemons, so a merchant whose endpoint hangs holds
+	 * that many senders, never all of them. The lock ends with the transaction.
+	 */
+	{ "wh_slot",
+	  "SELECT pg_try_advisory_xact_lock(7301 + $2::int, ($1::bigint % 2147483647)::int)" },
 	/*
 	 * ST_ATTEMPT: $1 event, $2 url, $3 HTTP status, $4 error, $5 duration. Numbers go on
 	 * from the event's earlier attempts, also across a redelivery; the row lock we hold
@@ -72,6 +84,18 @@ static const struct stmt_sql stmts[ST__MAX] = {
 	{ "wh_next_due",
 	  "SELECT ceil(extract(epoch FROM min(next_attempt_at) - clock_timestamp()) * 1000)::bigint"
 	  " FROM webhook_events WHERE status = 'pending' AND next_attempt_at > now()" },
+	/*
+	 * ST_DEFER: $1 merchant, $2 seconds, $3 the event just tried. When an endpoint does not
+	 * answer (or answers 408, 429, 5xx), the merchant's other due events wait for the
+	 * failed one's next attempt instead of each holding a sender for webhook_timeout: the
+	 * one event probes the endpoint, everyone else's events keep going out. Their attempt
+	 * counts do not move; events other daemons hold are skipped, not waited for.
+	 */
+	{ "wh_defer",
+	  "UPDATE webhook_events SET next_attempt_at = clock_timestamp() + make_interval(secs =>"
+	  " $2::int) WHERE id IN (SELECT id FROM webhook_events WHERE merchant_id = $1::bigint"
+	  " AND status = 'pending' AND id <> $3 AND next_attempt_at < clock_timestamp() +"
+	  " make_interval(secs => $2::int) FOR UPDATE SKIP LOCKED)" },
 };
 
 struct webhook {
@@ -92,6 +116,7 @@ struct outcome {
 	const char *result;   /* delivered, retry, dead */
 	int attempt;          /* its number in webhook_attempts */
 	long delay;           /* retry: seconds until the next attempt */
+	long deferred;        /* the merchant's other events made to wait with it */
 	struct webhook_result res;
 };
 
@@ -276,6 +301,14 @@ open_secret(struct webhook *w, const PGresult *claim, char secret[WEBHOOK_SECRET
 	return rc;
 }
 
+/* No answer, or one that says the endpoint itself is unwell rather than the event. */
+static bool
+endpoint_down(const struct webhook_result *res)
+{
+	return res->http_status == 0 || res->http_status == 408 || res->http_status == 429 ||
+	    res->http_status >= 500;
+}
+
 /*
  * One attempt at the claimed event, recorded and its next step written, inside the
  * caller's transaction. Returns 0 with o filled, or -1 on a database failure.
@@ -322,6 +355,14 @@ attempt(struct webhook *w, const PGresult *claim, struct outcome *o)
 	} else {
 		o->result = "retry";
 		r = run(w, ST_RETRY, 3, p);
+		if (r != NULL && endpoint_down(&o->res)) {
+			PQclear(r);
+			p[0] = o->merchant;
+			p[1] = delay;
+			p[2] = o->id;
+			if ((r = run(w, ST_DEFER, 3, p)) != NULL)
+				o->deferred = atol(PQcmdTuples(r));
+		}
 	}
 	if (r != NULL)
 		rc = 0;
@@ -347,14 +388,64 @@ note_next_due(struct webhook *w)
 static void
 log_outcome(const struct outcome *o)
 {
-	char err[sizeof(o->res.error) * 4], next[32] = "";
+	char err[sizeof(o->res.error) * 4], next[64] = "";
 
 	if (o->delay >= 0 && strcmp(o->result, "retry") == 0)
-		snprintf(next, sizeof(next), " retry_in=%lds", o->delay);
+		snprintf(next, sizeof(next), " retry_in=%lds deferred=%ld", o->delay, o->deferred);
 	log_msg(strcmp(o->result, "delivered") == 0 ? LOG_LVL_INFO : LOG_LVL_WARN, NULL,
 	    "webhook event=%s merchant=%s attempt=%d http=%ld result=%s dur_ms=%ld%s%s%s",
 	    o->id, o->merchant, o->attempt, o->res.http_status, o->result, o->res.duration_ms,
 	    next, o->res.error[0] ? " error=" : "", log_escape(o->res.error, err, sizeof(err)));
+}
+
+/* Takes a free delivery slot of the merchant; 1 when got, 0 when all are busy, -1. */
+static int
+take_slot(struct webhook *w, const char *merchant)
+{
+	char slot[8];
+	const char *p[2] = { merchant, slot };
+	PGresult *r;
+	int i, got = 0;
+
+	for (i = 0; i < MERCHANT_SLOTS && !got; i++) {
+		snprintf(slot, sizeof(slot), "%d", i);
+		if ((r = run(w, ST_SLOT, 2, p)) == NULL)
+			return -1;
+		got = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+		PQclear(r);
+	}
+	return got;
+}
+
+/*
+ * Claims the oldest due event of a merchant with a free delivery slot into *claim (no
+ * rows: nothing to do now). Events of busy merchants it passed over stay locked by this
+ * transaction, which only keeps other senders off what they could not send either.
+ * 0, or -1 on a database failure.
+ */
+static int
+claim_free_slot(struct webhook *w, PGresult **claim)
+{
+	char busy[CLAIM_TRIES * 21 + 3] = "{}";
+	const char *p[1] = { busy };
+	size_t len = 1;
+	int tries, got;
+
+	for (tries = 0; tries < CLAIM_TRIES; tries++) {
+		if ((*claim = run(w, ST_CLAIM, 1, p)) == NULL)
+			return -1;
+		if (PQntuples(*claim) == 0)
+			return 0;
+		if ((got = take_slot(w, PQgetvalue(*claim, 0, 1))) != 0)
+			return got < 0 ? -1 : 0;
+		len += (size_t)snprintf(busy + len, sizeof(busy) - len, "%s%s}",
+		    len > 1 ? "," : "", PQgetvalue(*claim, 0, 1)) - 1;
+		PQclear(*claim);
+		*claim = NULL;
+	}
+	/* Every candidate's merchant is busy: nothing this sender can do until one is done. */
+	*claim = PQmakeEmptyPGresult(w->conn, PGRES_TUPLES_OK);
+	return *claim == NULL ? -1 : 0;
 }
 
 /*
@@ -374,7 +465,7 @@ webhook_deliver_next(struct webhook *w)
 	w->due_ms = -1;
 	if (tx(w, "BEGIN") != 0)
 		return -1;
-	if ((claim = run(w, ST_CLAIM, 0, NULL)) == NULL)
+	if (claim_free_slot(w, &claim) != 0)
 		goto out;
 	if (PQntuples(claim) == 0)
 		rc = note_next_due(w);
@@ -392,6 +483,15 @@ out:
 		tx(w, "ROLLBACK");
 	PQclear(claim);
 	return rc;
+}
+
+int
+webhook_check(const struct config *cfg, char *err, size_t errlen)
+{
+	struct webhook *w = webhook_new(cfg, err, errlen);
+
+	webhook_free(w);
+	return w == NULL ? -1 : 0;
 }
 
 int

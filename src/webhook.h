@@ -24,6 +24,9 @@ struct webhook *webhook_new(const struct config *cfg, char *err, size_t errlen);
 /* Closes the connection and frees w (NULL is fine). */
 void webhook_free(struct webhook *w);
 
+/* What webhook_new would refuse (schedule, key file, libcurl), checked once: 0 or -1. */
+int webhook_check(const struct config *cfg, char *err, size_t errlen);
+
 /*
  * True when the connection is up, prepared and listening. A broken or missing connection is
  * re-opened at most once per back-off interval (100 ms doubling to 5 s); false meanwhile.

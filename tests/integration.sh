@@ -13,7 +13,8 @@ export MP_CONF_EXTRA="idempotency_wait_ms = 300"
 # A short retry schedule and poll make the webhook retry, dead and redelivery cases quick.
 MP_CONF_EXTRA="$MP_CONF_EXTRA
 webhook_retry_schedule = 1,1,1
-webhook_poll_interval = 1"
+webhook_poll_interval = 1
+webhook_timeout = 3"
 export MARKETPAY_WEBHOOKD="$builddir/marketpay-webhookd"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-test.XXXXXX")
@@ -46,6 +47,7 @@ rc=0
 # The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
 # stopped; its last case restarts PostgreSQL.
 "$builddir/tests/integ/check_webhook" || rc=$?
+"$builddir/tests/integ/check_webhook_slow" || rc=$?
 
 # No secret reaches a log: the API keys and webhook secrets the suites were handed, the test
 # card numbers, and no form field carrying a PIN or card data.

@@ -267,7 +267,7 @@ stop() {
 	if [ -f "$dir/webhookd.pid" ]; then
 		pid=$(cat "$dir/webhookd.pid")
 		kill -TERM "$pid" 2>/dev/null || true
-		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
+		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/webhookd.pid"
 	fi
 	if [ -f "$dir/pool.pid" ]; then

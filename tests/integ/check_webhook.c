@@ -22,9 +22,9 @@
 
 #include "crypto.h"
 #include "fixture.h"
+#include "outbox.h"
 #include "receiver.h"
 
-#define WAIT_MS 15000
 #define RETRIES 3            /* webhook_retry_schedule = 1,1,1 in tests/integration.sh */
 #define BODY "{\"type\":\"payment.succeeded\",\"data\":{\"amount\":\"12.50\"," \
     "\"name\":\"Caf\xc3\xa9 \\\"\xe2\x98\x95\\\" \\\\ \\u00e9\"}}"
@@ -44,44 +44,6 @@ env(const char *name)
 		exit(1);
 	}
 	return v;
-}
-
-/* Inserts an event as the payment code does; returns its id (static buffer). */
-static const char *
-insert_event(const char *merchant_id, const char *body)
-{
-	static char id[64];
-	const char *p[2] = { merchant_id, body };
-	const char *v = db_valuev("INSERT INTO webhook_events (id, merchant_id, type, body)"
-	    " VALUES ('evt_' || md5(random()::text), $1, 'payment.succeeded', $2) RETURNING id",
-	    2, p);
-
-	ck_assert_ptr_nonnull(v);
-	snprintf(id, sizeof(id), "%s", v);
-	return id;
-}
-
-/* Polls sql (one parameter) until it gives want; fails the test after ms. */
-static void
-wait_value(const char *sql, const char *param, const char *want, long ms)
-{
-	long long end = now_ms() + ms;
-	const char *v;
-
-	for (;;) {
-		v = db_value(sql, param);
-		if (v != NULL && strcmp(v, want) == 0)
-			return;
-		ck_assert_msg(now_ms() < end, "%s [%s]: still \"%s\" after %ld ms, want \"%s\"",
-		    sql, param ? param : "", v ? v : "(error)", ms, want);
-		usleep(20000);
-	}
-}
-
-static void
-wait_status(const char *id, const char *status)
-{
-	wait_value("SELECT status FROM webhook_events WHERE id = $1", id, status, WAIT_MS);
 }
 
 /* Pids of the daemons the cases start, so that a failed case's daemon is stopped later. */
@@ -117,6 +79,8 @@ start_daemon(const char *conf, const char *log)
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		/* A process group of its own, with its senders: kill(-pid) reaches them all. */
+		setsid();
 		if ((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)) < 0 ||
 		    dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
 			_exit(126);
@@ -162,7 +126,7 @@ stop_daemon(pid_t pid)
 			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 		usleep(20000);
 	}
-	kill(pid, SIGKILL);
+	kill(-pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	return -1;
 }
@@ -179,24 +143,17 @@ restore(void)
 
 	unlink(stack_file("receiver-down"));
 	while (f != NULL && fscanf(f, "%ld", &pid) == 1)
-		kill((pid_t)pid, SIGKILL);
+		kill(-(pid_t)pid, SIGKILL);
 	if (f != NULL)
 		fclose(f);
 	unlink(stack_file("test-webhookd.pids"));
 	if ((f = fopen(stack_file("webhookd.pid"), "r")) != NULL) {
 		if (fscanf(f, "%ld", &pid) == 1)
-			kill((pid_t)pid, SIGCONT);
+			kill(-(pid_t)pid, SIGCONT);   /* its senders are in its process group */
 		fclose(f);
 	}
 }
 
-/* No event is due or in hand: a case that stops the stack's daemon must not catch one. */
-static void
-quiet(void)
-{
-	wait_value("SELECT count(*) FROM webhook_events WHERE status = 'pending'", NULL, "0",
-	    WAIT_MS);
-}
 
 /* One event: delivered once, signed, with the exact body and the Standard Webhooks headers. */
 START_TEST(test_delivered)
@@ -242,7 +199,7 @@ START_TEST(test_notify_wakes)
 	quiet();
 	ck_assert_int_eq(sh("cp \"$MARKETPAY_CONFIG\" '%s' && echo 'webhook_poll_interval = 60'"
 	    " >> '%s'", conf, conf), 0);
-	ck_assert_int_eq(kill(a, SIGSTOP), 0);
+	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
 	b = start_daemon(conf, log);
 	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
 	usleep(300000);   /* past its first scan, into its wait */
@@ -252,7 +209,7 @@ START_TEST(test_notify_wakes)
 	ck_assert_int_lt(now_ms() - t0, 5000);
 	ck_assert_msg(file_has(log, evt, 2000), "the attempt is not in %s", log);
 	ck_assert_int_eq(stop_daemon(b), 0);
-	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(kill(-a, SIGCONT), 0);
 }
 END_TEST
 
@@ -446,8 +403,12 @@ START_TEST(test_two_daemons)
 	    " (id, merchant_id, type, body) SELECT 'evt_' || md5(random()::text || g), $1,"
 	    " 'payment.succeeded', '{\"n\":' || g || '}' FROM generate_series(1, 50) g"
 	    " RETURNING id) SELECT string_agg(id, ' ') FROM e", 1, p));
-	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
-	    " AND attempts >= 1", ids, "50", WAIT_MS);
+/*
+	 * The receiver fails: the first failures make the merchant's other events wait for the
+	 * retry (webhookd's breaker), so a few attempts fail, not all fifty.
+	 */
+	wait_value("SELECT sum(attempts) >= 4 FROM webhook_events WHERE id ="
+	    " ANY(string_to_array($1, ' '))", ids, "t", WAIT_MS);
 	unlink(stack_file("receiver-down"));
 	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
 	    " AND status = 'delivered'", ids, "50", WAIT_MS);
@@ -458,14 +419,14 @@ START_TEST(test_two_daemons)
 		int want = atoi(db_value("SELECT count(*) FROM webhook_attempts WHERE"
 		    " event_id = $1", id));
 
-		ck_assert_int_ge(want, 2);
+		ck_assert_int_ge(want, 1);
 		ck_assert_int_eq(receiver_wait(id, want, 5000), want);
 		r = receiver_requests(id, &n);
 		ck_assert_msg(n == want, "%s: %d requests for %d attempts", id, n, want);
 		receiver_free(r);
 		total += n;
 	}
-	ck_assert_int_ge(total, 100);
+	ck_assert_int_ge(total, 54);
 	ck_assert_int_eq(stop_daemon(b), 0);
 }
 END_TEST
@@ -474,21 +435,10 @@ END_TEST
 static pid_t
 slow_server(int *port, int ready)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
 	char buf[4096];
-	int s, c, one = 1;
+	int s = loopback_listener(port, 8), c;
 	pid_t pid;
 
-	ck_assert_int_ge(s = socket(AF_INET, SOCK_STREAM, 0), 0);
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(listen(s, 8), 0);
-	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
-	*port = ntohs(a.sin_port);
 	ck_assert_int_ge(pid = fork(), 0);
 	if (pid == 0) {
 		static const char reply[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
@@ -513,6 +463,18 @@ slow_server(int *port, int ready)
 	return pid;
 }
 
+/* The stack's config with webhook_senders = 1: one delivery in hand at a time. */
+static const char *
+one_sender_config(void)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s", stack_file("one-sender.conf"));
+	ck_assert_int_eq(sh("(cat \"$MARKETPAY_CONFIG\"; echo 'webhook_senders = 1') >'%s'", path),
+	    0);
+	return path;
+}
+
 /* SIGTERM while a delivery is in hand: it is finished and recorded, nothing more is taken. */
 START_TEST(test_sigterm_finishes)
 {
@@ -530,8 +492,9 @@ START_TEST(test_sigterm_finishes)
 	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Slow shop'"));
 	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url http://127.0.0.1:%d/slow",
 	    m, port));
-	ck_assert_int_eq(kill(a, SIGSTOP), 0);
-	b = start_daemon(env("MARKETPAY_CONFIG"), log);
+	/* The stack's daemon and its senders (setsid: one process group) pause. */
+	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
+	b = start_daemon(one_sender_config(), log);
 	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
 	snprintf(e1, sizeof(e1), "%s", insert_event(m, "{\"n\":1}"));
 	snprintf(e2, sizeof(e2), "%s", insert_event(m, "{\"n\":2}"));
@@ -552,7 +515,7 @@ START_TEST(test_sigterm_finishes)
 	/* No event lost: the stack's daemon, woken again, delivers the other one. */
 	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
 	    " %s --keep-secret", m, receiver), 0);
-	ck_assert_int_eq(kill(a, SIGCONT), 0);
+	ck_assert_int_eq(kill(-a, SIGCONT), 0);
 	wait_status(e2, "delivered");
 	ck_assert_int_eq(receiver_wait(e2, 1, 5000), 1);
 	r = receiver_requests(e2, &n);
