@@ -349,7 +349,13 @@ checkout_post(struct app *app, struct req *req)
 			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
 		break;
 	case PAY_CLOSED:
-		if (strcmp(out.status, "canceled") == 0 && strcmp(action, "cancel") == 0)
+		/*
+		 * A pay that finds the session paid is, in practice, the customer's retry (a double
+		 * click, a reload after a lost answer): it lands where the payment did.
+		 */
+		if (strcmp(out.status, "paid") == 0 && strcmp(action, "pay") == 0)
+			finish(req, s, true, NULL);
+		else if (strcmp(out.status, "canceled") == 0 && strcmp(action, "cancel") == 0)
 			finish(req, s, false, "The payment was canceled.");
 		else
 			render_closed(req, s, out.status);
