@@ -43,10 +43,11 @@ utf8_seq(const unsigned char *p, size_t left)
 /*
  * What json-c 0.16 lets through even in strict mode and RFC 8259 does not: invalid UTF-8,
  * raw control characters inside strings, single-quoted strings, "1." Returns the problem, or
- * NULL when the text is clean.
+ * NULL when the text is clean. *members counts the colons outside strings: in valid JSON,
+ * one per object member.
  */
 static const char *
-lexical_problem(const char *buf, size_t len)
+lexical_problem(const char *buf, size_t len, size_t *members)
 {
 	const unsigned char *p = (const unsigned char *)buf;
 	bool in_string = false;
@@ -66,6 +67,8 @@ lexical_problem(const char *buf, size_t len)
 				in_string = false;
 		} else if (p[i] == '"')
 			in_string = true;
+		else if (p[i] == ':')
+			(*members)++;
 		else if (p[i] == '\'')
 			return "single-quoted string";
 		else if (p[i] == '.' && (i == 0 || p[i - 1] < '0' || p[i - 1] > '9' ||
@@ -73,6 +76,34 @@ lexical_problem(const char *buf, size_t len)
 			return "a decimal point needs digits on both sides";
 	}
 	return NULL;
+}
+
+/*
+ * Members of every object in the tree. json-c keeps the last of two equal keys (and cuts a
+ * key at \u0000, which makes "a\u0000b" equal "a"), so fewer members here than colons in
+ * the text means a key appeared twice in one object: which value counts would be a guess.
+ */
+static size_t
+count_members(struct json_object *o)
+{
+	size_t i, n, sum = 0;
+
+	switch (json_object_get_type(o)) {
+	case json_type_array:
+		n = json_object_array_length(o);
+		for (i = 0; i < n; i++)
+			sum += count_members(json_object_array_get_idx(o, i));
+		return sum;
+	case json_type_object: {
+		json_object_object_foreach(o, key, val) {
+			(void)key;
+			sum += 1 + count_members(val);
+		}
+		return sum;
+	}
+	default:
+		return 0;
+	}
 }
 
 /* json-c parses NaN and Infinity even in strict mode; JSON has no such numbers. */
@@ -110,7 +141,7 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	struct json_object *obj = NULL;
 	enum json_tokener_error jerr;
 	const char *problem;
-	size_t first;
+	size_t first, members = 0;
 
 	if (len == 0) {
 		snprintf(msg, msglen, "request body must be a JSON object");
@@ -120,7 +151,7 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 		snprintf(msg, msglen, "request body is not valid JSON: NUL byte");
 		return NULL;
 	}
-	if ((problem = lexical_problem(buf, len)) != NULL) {
+	if ((problem = lexical_problem(buf, len, &members)) != NULL) {
 		snprintf(msg, msglen, "request body is not valid JSON: %s", problem);
 		return NULL;
 	}
@@ -161,6 +192,11 @@ json_parse_strict(const char *buf, size_t len, char *msg, size_t msglen)
 	}
 	if (has_non_finite(obj)) {
 		snprintf(msg, msglen, "request body is not valid JSON: NaN or Infinity");
+		goto fail;
+	}
+	if (count_members(obj) != members) {
+		snprintf(msg, msglen, "request body is not valid JSON: a key appears twice in one "
+		    "object");
 		goto fail;
 	}
 	json_tokener_free(tok);

@@ -153,6 +153,8 @@ static const struct bad bad_bodies[] = {
 	{ "{\"items\":[", "not valid JSON" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]} x", "not valid JSON" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]}{}", "not valid JSON" },
+	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1,\"price\":900}]}",
+	  "a key appears twice" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":NaN}]}", "NaN or Infinity" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":Infinity}]}", "NaN or Infinity" },
 	{ "{\"items\":[{\"id\":\"a\",\"name\":\"b\",\"price\":1}]/* c */}", "not valid JSON" },

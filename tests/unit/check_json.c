@@ -35,6 +35,9 @@ static const struct input accepted[] = {
 	{ "{\"a\":\"\\u00e9\\u0000\"}", 0, "{\"a\":\"\xc3\xa9\\u0000\"}" },
 	{ "{\"a\":[1,-2.5,1e3,true,false,null,\"s\"]}", 0,
 	  "{\"a\":[1,-2.5,1e3,true,false,null,\"s\"]}" },
+	/* The same key in different objects; colons inside strings are not members. */
+	{ "{\"a\":{\"a\":1},\"b\":[{\"a\":\"x:y\"},{\"a\":2}],\"c:d\":\"\\\":\"}", 0,
+	  "{\"a\":{\"a\":1},\"b\":[{\"a\":\"x:y\"},{\"a\":2}],\"c:d\":\"\\\":\"}" },
 };
 
 START_TEST(test_accept_table)
@@ -226,6 +229,10 @@ static const struct input lexically_bad[] = {
 	{ "1", 0, NULL },
 	{ "true", 0, NULL },
 	{ "null", 0, NULL },
+	{ "{\"a\":1,\"a\":2}", 0, NULL },            /* duplicate key: which one counts? */
+	{ "{\"items\":[{\"id\":\"x\",\"price\":1,\"price\":900}]}", 0, NULL },
+	{ "{\"a\\u0000b\":1,\"a\":2}", 0, NULL },   /* json-c cuts a key at NUL */
+	{ "{\"a\":{\"b\":1},\"c\":{\"b\":1,\"d\":[{\"b\":2,\"b\":3}]}}", 0, NULL },
 	{ "null ", 0, NULL },                        /* found by fuzz_session: no message */
 	{ "null\n", 0, NULL },
 	{ " \t", 0, NULL },                          /* all blank: read past the end */
