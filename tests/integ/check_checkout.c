@@ -8,10 +8,10 @@
 #include <curl/curl.h>
 
 #include "crypto.h"
+#include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
 
-#define FORM_CT "Content-Type: application/x-www-form-urlencoded"
 #define SUCCESS_URL "https://shop.example/done?a=1#top"
 #define FAILURE_URL "https://shop.example/failed"
 
@@ -45,32 +45,7 @@ new_customer(const char *balance, char acct[16])
 	    " >/dev/null", acct), 0);
 }
 
-/* The form's CSRF token, made as the worker makes it: HMAC under the stack's secrets key. */
-static const char *
-csrf_of(const char *id)
-{
-	static char token[65];
-	unsigned char key[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
-	char path[1024], msg[64];
 
-	snprintf(path, sizeof(path), "%s/secrets.key", getenv("MARKETPAY_STACK_DIR"));
-	ck_assert_int_eq(crypto_load_key(path, key), 0);
-	snprintf(msg, sizeof(msg), "csrf:%s", id);
-	ck_assert_int_eq(crypto_hmac_sha256(key, sizeof(key), msg, strlen(msg), md), 0);
-	crypto_hex(md, sizeof(md), token);
-	return token;
-}
-
-static void
-post_form(const char *id, const char *fields, struct http_resp *r)
-{
-	const char *h[] = { FORM_CT, NULL };
-	char path[128], body[1024];
-
-	snprintf(path, sizeof(path), "/checkout/%s", id);
-	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
-	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
-}
 
 static void
 pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r)
@@ -608,15 +583,11 @@ checkout_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
-	sr = srunner_create(checkout_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = fixture_run(checkout_suite());
 	curl_global_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return rc;
 }

@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "crypto.h"
+#include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
 #include "receiver.h"
@@ -35,19 +36,6 @@ setup_merchant(void)
 	}
 }
 
-static const char *
-csrf_for(const char *id)
-{
-	static char token[65];
-	unsigned char k[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
-	char msg[64];
-
-	ck_assert_int_eq(crypto_load_key(stack_file("secrets.key"), k), 0);
-	snprintf(msg, sizeof(msg), "csrf:%s", id);
-	ck_assert_int_eq(crypto_hmac_sha256(k, sizeof(k), msg, strlen(msg), md), 0);
-	crypto_hex(md, sizeof(md), token);
-	return token;
-}
 
 START_TEST(test_payment_to_webhook)
 {
@@ -70,7 +58,7 @@ START_TEST(test_payment_to_webhook)
 
 	snprintf(path, sizeof(path), "/checkout/%s", sid);
 	snprintf(body, sizeof(body), "csrf=%s&method=wallet&action=pay&account_number=%s&pin=4321",
-	    csrf_for(sid), customer);
+	    csrf_of(sid), customer);
 	ck_assert_int_eq(http_do("POST", path, form, body, -1, &r), 0);
 	ck_assert_int_eq(r.status, 200);   /* no redirect URL: our own result page */
 	ck_assert_ptr_nonnull(strstr(r.body, "Payment received"));
@@ -125,8 +113,7 @@ main(void)
 {
 	Suite *s = suite_create("e2e");
 	TCase *t = tcase_create("payment to webhook");
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
@@ -134,10 +121,7 @@ main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_payment_to_webhook);
 	suite_add_tcase(s, t);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = fixture_run(s);
 	curl_global_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return rc;
 }

@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "crypto.h"
+#include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
 
@@ -25,7 +26,6 @@
 #define SEND "/api/v1/payment/send-money-MultiVendor"
 #define PUBKEY "/api/v1/payment/pin-public-key"
 #define JSON_CT "Content-Type: application/json"
-#define FORM_CT "Content-Type: application/x-www-form-urlencoded"
 #define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -317,32 +317,7 @@ END_TEST
 
 /* --- The checkout form: what the customer posts. */
 
-/* The form's CSRF token, made as the worker makes it. */
-static const char *
-csrf_of(const char *id)
-{
-	static char token[65];
-	unsigned char key[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
-	char path[1024], msg[64];
 
-	snprintf(path, sizeof(path), "%s/secrets.key", getenv("MARKETPAY_STACK_DIR"));
-	ck_assert_int_eq(crypto_load_key(path, key), 0);
-	snprintf(msg, sizeof(msg), "csrf:%s", id);
-	ck_assert_int_eq(crypto_hmac_sha256(key, sizeof(key), msg, strlen(msg), md), 0);
-	crypto_hex(md, sizeof(md), token);
-	return token;
-}
-
-static void
-post_form(const char *id, const char *fields_, struct http_resp *r)
-{
-	const char *h[] = { FORM_CT, NULL };
-	char path[128], body[2048];
-
-	snprintf(path, sizeof(path), "/checkout/%s", id);
-	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields_);
-	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
-}
 
 /* A customer wallet holding balance with PIN 1234; its number into acct[16]. */
 static void
@@ -775,15 +750,11 @@ security_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
-	sr = srunner_create(security_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = fixture_run(security_suite());
 	curl_global_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return rc;
 }

@@ -638,17 +638,13 @@ transfer_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
 	setup();
-	sr = srunner_create(transfer_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = fixture_run(transfer_suite());
 	EVP_PKEY_free(service_key);
 	curl_global_cleanup();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return rc;
 }

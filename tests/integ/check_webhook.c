@@ -570,8 +570,7 @@ int
 main(void)
 {
 	const char *v;
-	SRunner *sr;
-	int failed;
+	int rc;
 
 	env("MARKETPAY_CONFIG");
 	env("MARKETPAYCTL");
@@ -588,10 +587,7 @@ main(void)
 	if ((v = ctl("merchant webhook %s --url %s", merchant, receiver)) == NULL)
 		return EXIT_FAILURE;
 	snprintf(secret, sizeof(secret), "%s", v);
-	sr = srunner_create(webhook_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = fixture_run(webhook_suite());
 	restore();
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return rc;
 }

@@ -1,0 +1,36 @@
+/* The checkout page's forms, posted as a browser would. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "checkout_form.h"
+#include "crypto.h"
+
+/* HMAC-SHA256 of "csrf:<id>" under the stack's secrets key, in hex. */
+const char *
+csrf_of(const char *id)
+{
+	static char token[65];
+	unsigned char key[CRYPTO_KEY_LEN], md[CRYPTO_SHA256_LEN];
+	char path[1024], msg[64];
+
+	snprintf(path, sizeof(path), "%s/secrets.key", getenv("MARKETPAY_STACK_DIR"));
+	ck_assert_int_eq(crypto_load_key(path, key), 0);
+	snprintf(msg, sizeof(msg), "csrf:%s", id);
+	ck_assert_int_eq(crypto_hmac_sha256(key, sizeof(key), msg, strlen(msg), md), 0);
+	crypto_hex(md, sizeof(md), token);
+	return token;
+}
+
+void
+post_form(const char *id, const char *fields, struct http_resp *r)
+{
+	const char *h[] = { FORM_CT, NULL };
+	char path[128], body[2048];
+
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
+}
