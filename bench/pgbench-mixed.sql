@@ -1,0 +1,91 @@
+-- pgbench side of bench/mixed: the SQL that each operation of tests/load/mpload's mix costs
+-- the database, statement for statement as src/db.c sends them, with the BEGIN/COMMITs the
+-- worker sends. bench/mixed cuts this file at the "-- @name" lines into three scripts and
+-- runs them weighted like mpload's -m (default create@1, pay@2, transfer@1), so one pgbench
+-- transaction is one mpload operation and its log line says which (the script number).
+-- Run with -M prepared: every statement is parsed once per connection, like the worker's
+-- PQprepare'd statements.
+--
+-- What differs from the workers, knowingly:
+--   * Idempotency-Keys are 'cs-'/'tr-' || client_id || '-' || a random number, computed by
+--     the SQL in each of the three statements that use one (the worker passes the string).
+--   * The request hash and the stored reply are fixed strings of the same size as the
+--     worker's (-D reqhash, create_reply, transfer_reply); the session amount, items, user_id
+--     and redirect URLs are fixed too (mpload varies prices and ids).
+--   * A transfer pays 1 to 3 consecutive vendors of the list (mpload: 1 to 3 distinct
+--     vendors at random), each the same random amount of 1.00 to 9.99.
+--   * Literal NULLs where the worker binds a NULL parameter; the page query's to_char format
+--     is written 'YYYY-MM-DD HH24:' || 'MI' (folded by the planner) so that pgbench does not
+--     take ":MI" for a variable.
+--   * Nothing of what the worker does besides SQL: HTTP, JSON, HTML, the CSRF token, the
+--     PIN's RSA-OAEP decryption and its peppered digest. That is what the ratio shows.
+--
+-- Variables from -D (bench/mixed sets them):
+--   digest    '\x' || hex SHA-256 of the API key      env       sandbox
+--   merchant  merchant id     currency  its currency   lifetime  session_lifetime (s)
+--   amount    session total (minor units)             items     items JSON, minor units
+--   okurl, failurl  the redirect URLs mpload sends (it sends no email: NULL here too)
+--   wait      idempotency_wait_ms     ttl  idempotency_ttl (s)    tz  timezone
+--   reqhash   '\x' || 64 hex digits   create_reply, transfer_reply  stored reply bodies
+--   wallets   '{CU...,...}' customer accounts (client i uses wallet i mod nwallets, as
+--             mpload's thread i does)   nwallets  their number
+--   vendors   '{VE...,...}' the vendor accounts, listed twice   nvendors  how many (once)
+--   cardpct   percent of payments by test card (mpload -p both: 50)
+
+-- @create: POST /api/v1/payment/create-session with an Idempotency-Key (mpload sends one)
+\set k random(1, 999999999999)
+SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+BEGIN;
+SELECT set_config('lock_timeout', :wait || 'ms', true);
+SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
+SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
+SELECT id, mp_iso(expires_at) FROM mp_create_session(:merchant::bigint, :amount::bigint, :currency, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :items::jsonb);
+INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
+COMMIT;
+
+-- @pay: create-session as above, GET /checkout/{id}, POST /checkout/{id} (card or wallet)
+\set k random(1, 999999999999)
+\set card random(1, 100) <= :cardpct
+\set wi :client_id % :nwallets + 1
+SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+BEGIN;
+SELECT set_config('lock_timeout', :wait || 'ms', true);
+SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
+SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
+SELECT id AS sid, mp_iso(expires_at) AS expires FROM mp_create_session(:merchant::bigint, :amount::bigint, :currency, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :items::jsonb) \gset
+INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
+COMMIT;
+-- GET /checkout/{id}: checkout_get, session_items
+SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency, s.redirect_success_url, s.redirect_failure_url, s.user_id, to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:' || 'MI'), m.name, s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id WHERE s.id = :sid::uuid;
+SELECT item_id, name, price FROM session_items WHERE session_id = :sid::uuid ORDER BY position;
+-- POST /checkout/{id}: the same two, then the payment
+SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency, s.redirect_success_url, s.redirect_failure_url, s.user_id, to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:' || 'MI'), m.name, s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id WHERE s.id = :sid::uuid;
+SELECT item_id, name, price FROM session_items WHERE session_id = :sid::uuid ORDER BY position;
+\if :card
+SELECT outcome, transaction_id FROM mp_pay_session(:sid::uuid, 'test_card', NULL::bigint, 'visa', '4242', false);
+\else
+BEGIN;
+SELECT id AS wid, kind AS wkind, coalesce(encode(pin_digest, 'hex'), '') AS wdigest, coalesce(pin_locked_until > now(), false) AS wlocked FROM accounts WHERE account_number = (:wallets::text[])[:wi::int] FOR UPDATE \gset
+SELECT mp_pin_ok(:wid::bigint);
+COMMIT;
+SELECT outcome, transaction_id FROM mp_pay_session(:sid::uuid, 'wallet', :wid::bigint, NULL, NULL, false);
+\endif
+
+-- @transfer: POST /api/v1/payment/send-money-MultiVendor with an Idempotency-Key
+\set k random(1, 999999999999)
+\set nv random(1, 3)
+\set first random(1, :nvendors)
+\set last :first + :nv - 1
+\set cents random(100, 999)
+SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+BEGIN;
+SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''), coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = :merchant::bigint FOR UPDATE;
+UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = :merchant::bigint AND (pin_failures <> 0 OR pin_locked_until IS NOT NULL);
+COMMIT;
+BEGIN;
+SELECT set_config('lock_timeout', :wait || 'ms', true);
+SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('tr-' || :client_id || '-' || :k), 7201));
+SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'tr-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
+SELECT transfer_id, amount, transaction_date FROM mp_transfer(:merchant::bigint, :currency, (:vendors::text[])[:first::int : :last::int], array_fill(:cents::bigint, ARRAY[:nv::int]), :tz);
+INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'tr-' || :client_id || '-' || :k, :reqhash::bytea, 200, :transfer_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
+COMMIT;
