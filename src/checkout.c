@@ -316,7 +316,7 @@ checkout_post(struct app *app, struct req *req)
 	field(req, "action", action);
 	field(req, "method", method);
 	if (strcmp(action, "cancel") == 0)
-		pay_close(app, req->param, "canceled", NULL, &out);
+		pay_cancel(app, req->param, &out);
 	else if (strcmp(action, "pay") == 0 && strcmp(method, "wallet") == 0) {
 		field(req, "account_number", a);
 		field(req, "pin", b);

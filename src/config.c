@@ -37,6 +37,8 @@ const struct config_key config_keys[] = {
 	{ "timezone",            CONFIG_STR,   OFF(timezone), 0, 0, "UTC" },
 	{ "pin_max_attempts",    CONFIG_LONG,  OFF(pin_max_attempts), 1, 100, "5" },
 	{ "pin_lock_seconds",    CONFIG_LONG,  OFF(pin_lock_seconds), 1, 86400, "900" },
+	{ "pin_max_locks",       CONFIG_LONG,  OFF(pin_max_locks), 0, 100, "3" },
+	{ "pin_max_age",         CONFIG_LONG,  OFF(pin_max_age), 10, 3600, "300" },
 	{ "webhook_retry_schedule", CONFIG_STR, OFF(webhook_retry_schedule), 0, 0,
 	  "5,300,1800,7200,18000,36000,36000" },
 	{ "webhook_timeout",     CONFIG_LONG,  OFF(webhook_timeout), 1, 300, "10" },
@@ -272,6 +274,12 @@ config_free(struct config *c)
 			free(*(char **)((char *)c + config_keys[i].offset));
 			*(char **)((char *)c + config_keys[i].offset) = NULL;
 		}
+}
+
+const char *
+config_env_name(const struct config *c)
+{
+	return env_name[c->environment];
 }
 
 const char *

@@ -32,8 +32,10 @@ struct config {
 	char *pin_key_file;        /* RSA private key (PEM) merchants encrypt transfer PINs to */
 	long max_vendors;          /* vendors per multi-vendor transfer */
 	char *timezone;            /* of transaction_date in transfer replies */
-	long pin_max_attempts;     /* consecutive wrong PINs before the lock */
-	long pin_lock_seconds;
+	long pin_max_attempts;     /* consecutive wrong PINs before a lock (marketpayctl) */
+	long pin_lock_seconds;     /* the first lock; each next one is 4 times longer */
+	long pin_max_locks;        /* timed locks before the hard lock */
+	long pin_max_age;          /* seconds an encrypted transfer PIN stays fresh */
 	char *webhook_retry_schedule; /* seconds between attempts, comma-separated */
 	long webhook_timeout;      /* seconds per delivery attempt */
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
@@ -72,6 +74,9 @@ int config_set(struct config *c, const char *name, const char *value, char *err,
 
 /* Releases the strings of c. */
 void config_free(struct config *c);
+
+/* "sandbox" or "production": the configured environment, a static string. */
+const char *config_env_name(const struct config *c);
 
 /* The API key prefix of the configured environment ("mp_test_" or "mp_live_"). */
 const char *config_key_prefix(const struct config *c);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ctl.h"
+#include "db.h"
 
 PGresult *
 ctl_exec(struct ctl *c, const char *what, const char *sql, int n, const char *const *params)
@@ -61,4 +62,10 @@ ctl_is_id(const char *s)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	return errno == 0 && *end == '\0' && v > 0;
+}
+
+int
+ctl_check_environment(struct ctl *c)
+{
+	return db_environment_check(c->conn, config_env_name(&c->cfg), NULL) == 0 ? 0 : 1;
 }

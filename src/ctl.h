@@ -50,6 +50,14 @@ int ctl_account_show(struct ctl *c, int argc, char **argv);
 int ctl_ledger_verify(struct ctl *c, int argc, char **argv);
 int ctl_pin_key_generate(struct ctl *c, int argc, char **argv);
 int ctl_merchant_pin(struct ctl *c, int argc, char **argv);
+/*
+ * 0 when the database records the configured environment; else 1 with a message (another
+ * environment's database, or one never migrated).
+ */
+int ctl_check_environment(struct ctl *c);
+
+int ctl_account_unlock(struct ctl *c, int argc, char **argv);
+int ctl_merchant_unlock(struct ctl *c, int argc, char **argv);
 int ctl_merchant_settlement(struct ctl *c, int argc, char **argv);
 
 #endif

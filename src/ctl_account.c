@@ -6,7 +6,6 @@
 #include "crypto.h"
 #include "ctl.h"
 #include "money.h"
-#include "pin.h"
 
 struct kind {
 	const char *name;
@@ -145,35 +144,6 @@ ctl_account_deposit(struct ctl *c, int argc, char **argv)
 	printf("%s\n", PQgetvalue(r, 0, 0));
 	PQclear(r);
 	return 0;
-}
-
-int
-ctl_account_pin(struct ctl *c, int argc, char **argv)
-{
-	char pin[64] = "", digest[67], missing[64];
-	const char *p[2];
-	int rc;
-
-	if (argc != 1)
-		return ctl_fail("usage: marketpayctl account pin ACCOUNT < pin");
-	if (fgets(pin, sizeof(pin), stdin) == NULL)
-		return ctl_fail("no PIN on standard input");
-	pin[strcspn(pin, "\r\n")] = '\0';
-	if (!pin_format_ok(pin)) {
-		crypto_wipe(pin, sizeof(pin));
-		return ctl_fail("a PIN is %d to %d digits", PIN_MIN, PIN_MAX);
-	}
-	rc = pin_digest(c->cfg.pepper_file, pin, digest);
-	crypto_wipe(pin, sizeof(pin));
-	if (rc != 0)
-		return ctl_fail("%s: cannot read the pepper (32 bytes)", c->cfg.pepper_file);
-	p[0] = argv[0];
-	p[1] = digest;
-	snprintf(missing, sizeof(missing), "no customer account %.32s", argv[0]);
-	return ctl_exec_print(c, "account pin",
-	    "UPDATE accounts SET pin_digest = $2::bytea, pin_failures = 0, pin_locked_until = NULL"
-	    " WHERE account_number = $1 AND kind = 'customer' RETURNING account_number", 2, p,
-	    missing);
 }
 
 int

@@ -98,6 +98,35 @@ applied(struct ctl *c, const char *name, int *yes)
 	return 0;
 }
 
+/*
+ * Records this configuration's environment in a new database, and refuses a database that
+ * serves the other one; sets the PIN policy the workers follow from this configuration.
+ */
+static int
+settings(struct ctl *c)
+{
+	char v[4][24];
+	const char *p[5] = { config_env_name(&c->cfg), v[0], v[1], v[2], v[3] };
+	PGresult *r;
+	int rc;
+
+	snprintf(v[0], sizeof(v[0]), "%ld", c->cfg.pin_max_attempts);
+	snprintf(v[1], sizeof(v[1]), "%ld", c->cfg.pin_lock_seconds);
+	snprintf(v[2], sizeof(v[2]), "%ld", c->cfg.pin_max_locks);
+	snprintf(v[3], sizeof(v[3]), "%ld", c->cfg.pin_max_age);
+	if ((r = ctl_exec(c, "settings", "INSERT INTO mp_settings AS s (environment,"
+	    " pin_max_attempts, pin_lock_seconds, pin_max_locks, pin_max_age)"
+	    " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO UPDATE SET"
+	    " pin_max_attempts = EXCLUDED.pin_max_attempts,"
+	    " pin_lock_seconds = EXCLUDED.pin_lock_seconds, pin_max_locks = EXCLUDED.pin_max_locks,"
+	    " pin_max_age = EXCLUDED.pin_max_age WHERE s.environment = EXCLUDED.environment"
+	    " RETURNING environment", 5, p)) == NULL)
+		return 1;
+	rc = PQntuples(r) == 1 ? 0 : ctl_check_environment(c);
+	PQclear(r);
+	return rc;
+}
+
 int
 ctl_db_migrate(struct ctl *c, int argc, char **argv)
 {
@@ -132,7 +161,7 @@ ctl_db_migrate(struct ctl *c, int argc, char **argv)
 		if (applied(c, names[i], &yes) != 0 || (!yes && apply(c, dir, names[i]) != 0))
 			goto out;
 	}
-	rc = 0;
+	rc = settings(c);
 out:
 	for (i = 0; i < n; i++)
 		free(names[i]);

@@ -1,4 +1,4 @@
-/* marketpayctl pin-key generate, merchant pin, merchant settlement: multi-vendor settlement. */
+/* marketpayctl pin-key generate, merchant settlement: multi-vendor settlement. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,6 @@
 
 #include "crypto.h"
 #include "ctl.h"
-#include "pin.h"
 
 int
 ctl_pin_key_generate(struct ctl *c, int argc, char **argv)
@@ -32,32 +31,6 @@ ctl_pin_key_generate(struct ctl *c, int argc, char **argv)
 	crypto_pkey_free(k);
 	free(pem);
 	return 0;
-}
-
-int
-ctl_merchant_pin(struct ctl *c, int argc, char **argv)
-{
-	char pin[64] = "", digest[67], missing[64];
-	const char *p[2];
-	int rc;
-
-	if (argc != 1 || !ctl_is_id(argv[0]))
-		return ctl_fail("usage: marketpayctl merchant pin MERCHANT_ID < pin");
-	if (fgets(pin, sizeof(pin), stdin) == NULL)
-		return ctl_fail("no PIN on standard input");
-	pin[strcspn(pin, "\r\n")] = '\0';
-	rc = pin_format_ok(pin) ? pin_digest(c->cfg.pepper_file, pin, digest) : -2;
-	crypto_wipe(pin, sizeof(pin));
-	if (rc == -2)
-		return ctl_fail("a PIN is %d to %d digits", PIN_MIN, PIN_MAX);
-	if (rc != 0)
-		return ctl_fail("%s: cannot read the pepper (32 bytes)", c->cfg.pepper_file);
-	p[0] = argv[0];
-	p[1] = digest;
-	snprintf(missing, sizeof(missing), "no merchant %s", argv[0]);
-	return ctl_exec_print(c, "merchant pin", "UPDATE merchants SET pin_digest = $2::bytea,"
-	    " pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint RETURNING id", 2,
-	    p, missing);
 }
 
 int

@@ -8,6 +8,15 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
+/*
+ * A PIN lock as two columns: until when (ISO 8601; "" for the hard lock the operator lifts,
+ * NULL for none) and the seconds left (NULL for none or hard).
+ */
+#define LOCKED_COLUMNS \
+	" CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END," \
+	" CASE WHEN isfinite(locked_until) THEN" \
+	" greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END"
+
 struct stmt {
 	const char *name;
 	const char *sql;
@@ -59,37 +68,21 @@ static const struct stmt stmts[DB_STMT__MAX] = {
 	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
 	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
 	  " WHERE s.id = $1::uuid" },
-	/* DB_PIN_READ: $1 account number; locks the row until the transaction ends */
-	{ "pin_read",
-	  "SELECT id, kind, coalesce(encode(pin_digest, 'hex'), ''),"
-	  " coalesce(pin_locked_until > now(), false) FROM accounts WHERE account_number = $1"
-	  " FOR UPDATE" },
-	/* DB_PIN_FAILED: $1 account id, $2 max attempts, $3 lock seconds */
-	{ "pin_failed", "SELECT mp_pin_failed($1::bigint, $2::int, $3::int)" },
-	/* DB_PIN_OK: $1 account id */
-	{ "pin_ok", "SELECT mp_pin_ok($1::bigint)" },
-	/* DB_PAY: $1 session, $2 method, $3 source account or NULL, $4 brand, $5 last4,
-	 * $6 livemode */
-	{ "pay",
-	  "SELECT outcome, transaction_id FROM mp_pay_session($1::uuid, $2, $3::bigint, $4, $5,"
-	  " $6::boolean)" },
-	/* DB_CLOSE: $1 session, $2 'failed' or 'canceled', $3 reason */
-	{ "close", "SELECT mp_close_session($1::uuid, $2, $3)" },
-	/* DB_MERCHANT_PIN_READ: $1 merchant id; locks the row until the transaction ends */
-	{ "merchant_pin_read",
-	  "SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''),"
-	  " coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = $1::bigint"
-	  " FOR UPDATE" },
-	/* DB_MERCHANT_PIN_FAILED: $1 merchant id, $2 max attempts, $3 lock seconds */
-	{ "merchant_pin_failed", "SELECT mp_merchant_pin_failed($1::bigint, $2::int, $3::int)" },
-	/* DB_MERCHANT_PIN_OK: $1 merchant id */
-	{ "merchant_pin_ok",
-	  "UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = $1::bigint"
-	  " AND (pin_failures <> 0 OR pin_locked_until IS NOT NULL)" },
-	/* DB_TRANSFER: $1 merchant, $2 currency, $3 account numbers, $4 amounts, $5 time zone */
-	{ "transfer",
-	  "SELECT transfer_id, amount, transaction_date FROM mp_transfer($1::bigint, $2,"
-	  " $3::text[], $4::bigint[], $5)" },
+	/* DB_PAY_WALLET: $1 session, $2 account number, $3 digest, $4 legacy digest (bytea hex) */
+	{ "pay_wallet",
+	  "SELECT outcome, transaction_id," LOCKED_COLUMNS
+	  " FROM mp_pay_wallet($1::uuid, $2, $3::bytea, $4::bytea)" },
+	/* DB_PAY_TEST_CARD: $1 session, $2 brand, $3 last four digits, $4 decline reason or NULL */
+	{ "pay_test_card",
+	  "SELECT outcome, transaction_id, NULL, NULL FROM mp_pay_test_card($1::uuid, $2, $3, $4)" },
+	/* DB_CANCEL: $1 session */
+	{ "cancel", "SELECT mp_cancel_session($1::uuid)" },
+	/* DB_TRANSFER_SEND: $1 merchant, $2 digest, $3 legacy digest, $4 issued at, $5 nonce,
+	 * $6 account numbers, $7 amounts, $8 time zone */
+	{ "transfer_send",
+	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount, transaction_date"
+	  " FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea, $4::bigint, $5, $6::text[],"
+	  " $7::bigint[], $8)" },
 };
 
 struct db {
@@ -98,6 +91,7 @@ struct db {
 	struct timespec next_try;
 	long backoff_ms;
 	const char *reqid;
+	const char *environment; /* the configured one, checked against the database's */
 	char sqlstate[6];   /* of the last ERR_INVALID from db_run */
 	char detail[64];    /* its DETAIL */
 	char message[128];  /* its primary message */
@@ -150,6 +144,34 @@ void
 db_set_reqid(struct db *db, const char *reqid)
 {
 	db->reqid = reqid;
+}
+
+void
+db_set_environment(struct db *db, const char *environment)
+{
+	db->environment = environment;
+}
+
+int
+db_environment_check(PGconn *conn, const char *want, const char *reqid)
+{
+	PGresult *r;
+	int rc = -1;
+
+	if (want == NULL)
+		return 0;
+	r = PQexec(conn, "SELECT environment FROM mp_settings");
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		log_msg(LOG_LVL_ERROR, reqid, "the database records no environment (%s): run "
+		    "marketpayctl db migrate", PQresultStatus(r) == PGRES_TUPLES_OK ? "no row" :
+		    PQresultErrorMessage(r));
+	else if (strcmp(PQgetvalue(r, 0, 0), want) != 0)
+		log_msg(LOG_LVL_ERROR, reqid, "the database serves %s, this program is configured "
+		    "for %s: refusing it", PQgetvalue(r, 0, 0), want);
+	else
+		rc = 0;
+	PQclear(r);
+	return rc;
 }
 
 static void
@@ -235,7 +257,8 @@ db_ready(struct db *db)
 		goto fail;
 	}
 	PQsetNoticeProcessor(db->conn, on_notice, db);
-	if (prepare_all(db) != 0)
+	if (prepare_all(db) != 0 ||
+	    db_environment_check(db->conn, db->environment, db->reqid) != 0)
 		goto fail;
 	db->backoff_ms = BACKOFF_MIN_MS;
 	return true;

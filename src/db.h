@@ -19,15 +19,10 @@ enum db_stmt {
 	DB_IDEM_GET,
 	DB_IDEM_PUT,
 	DB_CHECKOUT_GET,
-	DB_PIN_READ,
-	DB_PIN_FAILED,
-	DB_PIN_OK,
-	DB_PAY,
-	DB_CLOSE,
-	DB_MERCHANT_PIN_READ,
-	DB_MERCHANT_PIN_FAILED,
-	DB_MERCHANT_PIN_OK,
-	DB_TRANSFER,
+	DB_PAY_WALLET,
+	DB_PAY_TEST_CARD,
+	DB_CANCEL,
+	DB_TRANSFER_SEND,
 	DB_STMT__MAX
 };
 
@@ -60,13 +55,26 @@ enum err db_commit(struct db *db);
 enum err db_rollback(struct db *db);
 
 /*
- * After db_run failed with ERR_INVALID: the SQLSTATE of the ledger's refusal (MP001 account
- * not usable, MP002 currency, MP003 funds, MP004 malformed; MP011-MP015 in sql/005) and its
+ * After db_run failed with ERR_INVALID: the SQLSTATE of the service's refusal (MP0xx, see
+ * sql/) and its
  * DETAIL and primary message ("" when none), owned by db.
  */
 const char *db_sqlstate(const struct db *db);
 const char *db_detail(const struct db *db);
 const char *db_message(const struct db *db);
+
+/*
+ * The environment ("sandbox" or "production", a static string) the database must record
+ * (mp_settings): a database of the other environment is refused at every connect, like one
+ * that is down. NULL (the default) checks nothing.
+ */
+void db_set_environment(struct db *db, const char *environment);
+
+/*
+ * 0 when the database on conn records the environment want ("sandbox" or "production"; NULL
+ * checks nothing); else -1 after logging why (another environment's, or never migrated).
+ */
+int db_environment_check(PGconn *conn, const char *want, const char *reqid);
 
 /* The request id that db log lines carry (owned by the caller; NULL = none). */
 void db_set_reqid(struct db *db, const char *reqid);

@@ -129,7 +129,11 @@ idem_end(struct app *app, struct req *req)
 	if (req->idempotency_key == NULL)
 		return true;
 	if (req->status != 200) {
-		db_rollback(app->db);
+		/* A refusal that counted a PIN attempt keeps it; anything else leaves no trace. */
+		if (!req->keep_on_refusal)
+			db_rollback(app->db);
+		else if ((e = db_commit(app->db)) != ERR_OK)
+			goto fail;
 		return true;
 	}
 	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);

@@ -22,7 +22,8 @@ bool idem_begin(struct app *app, struct req *req);
 
 /*
  * After the write: with a key and a 200 response, stores the response with the key and
- * commits; with a key and any other response, rolls back. Without a key does nothing.
+ * commits; with a key and any other response, rolls back (commits, storing nothing, when
+ * req->keep_on_refusal says the refusal recorded something that must stay). Without a key does nothing.
  * Returns false (and sets a 500/503 response) when storing or committing failed.
  */
 bool idem_end(struct app *app, struct req *req);

@@ -32,10 +32,12 @@ static const struct command commands[] = {
 	  "[--name NAME]" },
 	{ "account", "deposit", ctl_account_deposit, "account deposit ACCOUNT AMOUNT" },
 	{ "account", "pin", ctl_account_pin, "account pin ACCOUNT < pin" },
+	{ "account", "unlock", ctl_account_unlock, "account unlock ACCOUNT" },
 	{ "account", "show", ctl_account_show, "account show ACCOUNT" },
 	{ "ledger", "verify", ctl_ledger_verify, "ledger verify" },
 	{ "pin-key", "generate", ctl_pin_key_generate, "pin-key generate [--force]" },
 	{ "merchant", "pin", ctl_merchant_pin, "merchant pin MERCHANT_ID < pin" },
+	{ "merchant", "unlock", ctl_merchant_unlock, "merchant unlock MERCHANT_ID" },
 	{ "merchant", "settlement", ctl_merchant_settlement,
 	  "merchant settlement MERCHANT_ID on|off" },
 };
@@ -102,6 +104,9 @@ main(int argc, char **argv)
 		goto out;
 	}
 	PQsetNoticeProcessor(c.conn, quiet, NULL);
+	/* Every command but the one that records it works on a database of this environment. */
+	if (cmd->run != ctl_db_migrate && ctl_check_environment(&c) != 0)
+		goto out;
 	rc = cmd->run(&c, argc - 2, argv + 2);
 out:
 	PQfinish(c.conn);

@@ -90,9 +90,8 @@ main(int argc, char **argv)
 	log_msg(LOG_LVL_DEBUG, NULL, "config %s: environment=%s checkout_base_url=%s "
 	    "max_body_bytes=%ld max_items=%ld max_vendors=%ld timezone=%s",
 	    path ? path : getenv("MARKETPAY_CONFIG") ? getenv("MARKETPAY_CONFIG") :
-	    CONFIG_DEFAULT_PATH, app.cfg.environment == CONFIG_PRODUCTION ? "production" :
-	    "sandbox", app.cfg.checkout_base_url, app.cfg.max_body_bytes, app.cfg.max_items,
-	    app.cfg.max_vendors, app.cfg.timezone);
+	    CONFIG_DEFAULT_PATH, config_env_name(&app.cfg), app.cfg.checkout_base_url,
+	    app.cfg.max_body_bytes, app.cfg.max_items, app.cfg.max_vendors, app.cfg.timezone);
 	if ((app.db = db_new(app.cfg.database)) == NULL || (f = fcgi_new()) == NULL ||
 	    install_signals(&stops) != 0) {
 		/* Said on stderr too: whoever started it by hand is looking there, not at syslog. */
@@ -101,6 +100,7 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "startup failed");
 		goto out;
 	}
+	db_set_environment(app.db, config_env_name(&app.cfg));
 	/* Without the key the API works; only the checkout page answers 503. */
 	app.have_secret = crypto_load_key(app.cfg.secrets_key_file, app.secret) == 0;
 	if (!app.have_secret)

@@ -1,72 +1,96 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "pay.h"
 
+/* What mp_pay_wallet, mp_pay_test_card and mp_cancel_session answer, for the page. */
+struct outcome_row {
+	const char *outcome;
+	enum pay_result result;
+	const char *message;   /* PAY_RETRY and PAY_FAILED; NULL: status is the outcome */
+};
+
+static const struct outcome_row outcomes[] = {
+	{ "paid", PAY_PAID, NULL },
+	{ "insufficient_funds", PAY_FAILED, "Payment declined: insufficient funds." },
+	{ "wrong_pin", PAY_RETRY, PAY_WRONG_PIN },
+	{ "account_unusable", PAY_RETRY, "This account cannot be used for payments." },
+	{ "currency_mismatch", PAY_RETRY, "This account holds another currency." },
+};
+
+#define NOUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
+
 static void
-db_failed(struct pay_outcome *out, enum err e)
+locked(struct pay_outcome *out, const char *prefix, const char *until)
 {
-	out->result = PAY_ERROR;
-	out->http_status = e == ERR_UNAVAILABLE ? 503 : 500;
+	out->result = PAY_RETRY;
+	if (until[0] == '\0')
+		snprintf(out->message, sizeof(out->message), "%sToo many wrong PINs: this "
+		    "account is locked until the service's support unlocks it.", prefix);
+	else
+		snprintf(out->message, sizeof(out->message), "%sToo many wrong PINs: this "
+		    "account is locked until %.10s %.5s UTC.", prefix, until, until + 11);
 }
 
 void
-pay_session(struct app *app, const char *session_id, const char *method, const char *source,
-    const char *brand, const char *last4, struct pay_outcome *out)
+pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 {
-	const char *p[6] = { session_id, method, source, brand, last4,
-	    app->cfg.environment == CONFIG_PRODUCTION ? "true" : "false" };
-	const char *outcome, *state;
-	PGresult *r;
-	enum err e;
+	const char *outcome, *until;
+	size_t i;
 
-	if ((r = db_run(app->db, DB_PAY, 6, p, &e)) == NULL) {
-		state = e == ERR_INVALID ? db_sqlstate(app->db) : "";
-		/* The ledger refused the customer's account: a mistake they can correct. */
-		out->result = PAY_RETRY;
-		if (strcmp(state, "MP001") == 0)
+	if (r == NULL) {
+		out->result = PAY_ERROR;
+		out->http_status = e == ERR_UNAVAILABLE ? 503 : 500;
+		/* The database refuses a test card outside the sandbox whatever the worker says. */
+		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), "MP021") == 0) {
+			out->result = PAY_RETRY;
 			snprintf(out->message, sizeof(out->message),
-			    "This account cannot be used for payments.");
-		else if (strcmp(state, "MP002") == 0)
-			snprintf(out->message, sizeof(out->message),
-			    "This account holds another currency.");
-		else
-			db_failed(out, e == ERR_INVALID ? ERR_DB : e);
+			    "Test cards are accepted in the sandbox only.");
+		}
 		return;
 	}
 	outcome = PQgetvalue(r, 0, 0);
-	if (strcmp(outcome, "paid") == 0)
-		out->result = PAY_PAID;
-	else if (strcmp(outcome, "already_paid") == 0) {
-		/* Another submit paid it first: this one moved no money. */
-		out->result = PAY_CLOSED;
-		snprintf(out->status, sizeof(out->status), "paid");
-	} else if (strcmp(outcome, "insufficient_funds") == 0) {
-		out->result = PAY_FAILED;
-		snprintf(out->message, sizeof(out->message), "Payment declined: insufficient funds.");
-	} else {
-		out->result = PAY_CLOSED;
-		snprintf(out->status, sizeof(out->status), "%s", outcome);
+	until = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
+	if (strcmp(outcome, "locked") == 0) {
+		locked(out, "", until != NULL ? until : "");
+		return;
 	}
-	PQclear(r);
+	if (strcmp(outcome, "wrong_pin") == 0 && until != NULL) {
+		locked(out, PAY_WRONG_PIN " ", until);
+		if (until[0] == '\0')
+			log_msg(LOG_LVL_WARN, NULL, "a wallet PIN is now locked until the operator "
+			    "unlocks it (marketpayctl account unlock)");
+		return;
+	}
+	for (i = 0; i < NOUTCOMES; i++)
+		if (strcmp(outcome, outcomes[i].outcome) == 0) {
+			out->result = outcomes[i].result;
+			if (outcomes[i].message != NULL)
+				snprintf(out->message, sizeof(out->message), "%s",
+				    outcomes[i].message);
+			return;
+		}
+	/* The session was no longer open: its status says how it ended. */
+	out->result = PAY_CLOSED;
+	snprintf(out->status, sizeof(out->status), "%s",
+	    strcmp(outcome, "already_paid") == 0 ? "paid" : outcome);
 }
 
 void
-pay_close(struct app *app, const char *session_id, const char *status, const char *reason,
-    struct pay_outcome *out)
+pay_cancel(struct app *app, const char *session_id, struct pay_outcome *out)
 {
-	const char *p[3] = { session_id, status, reason };
+	const char *p[1] = { session_id };
 	PGresult *r;
 	enum err e;
 
-	if ((r = db_run(app->db, DB_CLOSE, 3, p, &e)) == NULL) {
-		db_failed(out, e);
+	memset(out, 0, sizeof(*out));
+	if ((r = db_run(app->db, DB_CANCEL, 1, p, &e)) == NULL) {
+		pay_read(app, NULL, e, out);
 		return;
 	}
-	out->result = strcmp(PQgetvalue(r, 0, 0), "failed") == 0 ? PAY_FAILED : PAY_CLOSED;
+	out->result = PAY_CLOSED;
 	snprintf(out->status, sizeof(out->status), "%s", PQgetvalue(r, 0, 0));
-	if (reason != NULL)
-		snprintf(out->message, sizeof(out->message), "%s", reason);
 	PQclear(r);
 }
 

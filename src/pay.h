@@ -22,7 +22,12 @@ struct pay_outcome {
 	char status[16];       /* the session's status for PAY_CLOSED */
 };
 
-/* Wallet: customer account number + PIN (DESIGN.md section 5). Never logs the PIN. */
+#define PAY_WRONG_PIN "Unknown account number or wrong PIN."
+
+/*
+ * Wallet: customer account number + PIN, checked, counted and paid by mp_pay_wallet in one
+ * call. Never logs the PIN.
+ */
 void pay_wallet(struct app *app, const char *session_id, const char *account, const char *pin,
     struct pay_outcome *out);
 
@@ -37,15 +42,14 @@ void pay_test_card(struct app *app, const char *session_id, const char *number,
 /* Luhn check of a string of digits (at least two). */
 bool pay_luhn(const char *digits);
 
-/*
- * Pays the session through mp_pay_session from source (account id text, NULL = the funding
- * account) and fills out. Shared by the methods.
- */
-void pay_session(struct app *app, const char *session_id, const char *method,
-    const char *source, const char *brand, const char *last4, struct pay_outcome *out);
+/* The customer cancels the open session; fills out (PAY_CLOSED with the status after). */
+void pay_cancel(struct app *app, const char *session_id, struct pay_outcome *out);
 
-/* Ends an open session as failed (declined, with reason) or canceled; fills out. */
-void pay_close(struct app *app, const char *session_id, const char *status, const char *reason,
-    struct pay_outcome *out);
+/*
+ * Fills out from the first row of a payment call's result r (outcome, transaction id, PIN
+ * locked until, seconds left), or from e when r is NULL. Shared by the methods; r stays the
+ * caller's.
+ */
+void pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out);
 
 #endif

@@ -46,6 +46,7 @@ struct req {
 	/* set by routing and auth */
 	const char *param;     /* path parameter, points into path */
 	int64_t merchant_id;   /* 0 = not authenticated */
+	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */
 	char *merchant_currency;
 
 	/* response */

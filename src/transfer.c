@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crypto.h"
 #include "idem.h"
 #include "json.h"
 #include "money.h"
@@ -18,7 +19,11 @@ struct vendor_in {
 #define T(f) offsetof(struct transfer_in, f)
 #define V(f) offsetof(struct vendor_in, f)
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-#define ACCOUNT_LEN 12   /* two letters and ten digits, as accounts.account_number */
+#define ACCOUNT_LEN 12
+/* Columns of mp_transfer_send's rows (sql/008_intents.sql) after its outcome columns. */
+#define T_ID 5
+#define T_AMOUNT 6
+#define T_DATE 7   /* two letters and ten digits, as accounts.account_number */
 
 static const struct valid_field transfer_fields[] = {
 	{ "pin", VALID_STRING, true, true, 4096, NULL, NULL, T(pin), VALID_NO_PRESENT },
@@ -114,9 +119,9 @@ transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount
 	return true;
 }
 
-/* A refusal of mp_transfer (sql/005_transfers.sql) as the merchant's 400. */
+/* A vendor or ledger refusal of mp_transfer_send (sql/) as the merchant's 400. */
 static void
-refused(struct app *app, struct req *req, const struct transfer_in *in)
+refused(struct req *req, PGresult *r, const struct transfer_in *in)
 {
 	static const struct { const char *state, *rule; } rules[] = {
 		{ "MP011", ": no such account" },
@@ -124,7 +129,8 @@ refused(struct app *app, struct req *req, const struct transfer_in *in)
 		{ "MP013", " is not a vendor account" },
 		{ "MP014", " is not active" },
 	};
-	const char *state = db_sqlstate(app->db), *detail = db_detail(app->db);
+	const char *state = PQgetvalue(r, 0, 0), *detail = PQgetvalue(r, 0, 1);
+	const char *message = PQgetvalue(r, 0, 2);
 	char total[MONEY_BUFLEN];
 	size_t i;
 
@@ -134,13 +140,13 @@ refused(struct app *app, struct req *req, const struct transfer_in *in)
 			return;
 		}
 	if (strcmp(state, "MP015") == 0)
-		req_fail(req, 400, "vendors[%s].account_number %s", detail, db_message(app->db));
+		req_fail(req, 400, "vendors[%s].account_number %s", detail, message);
 	else if (strcmp(state, "MP003") == 0)
 		req_fail(req, 400, "the total %s exceeds the available balance",
 		    money_format(in->total, total));
 	else if (strcmp(state, "MP001") == 0)
 		/* An account became unusable after the checks above: the ledger names it. */
-		req_fail(req, 400, "%s", db_message(app->db));
+		req_fail(req, 400, "%s", message);
 	else
 		req_fail(req, 500, "internal error");
 }
@@ -154,8 +160,9 @@ reply_body(PGresult *r, int64_t total)
 
 	for (i = 0; detail != NULL && i < PQntuples(r); i++) {
 		if ((d = json_object_new_object()) == NULL || json_object_array_add(detail, d) != 0 ||
-		    json_add(d, "transaction_id", json_object_new_string(PQgetvalue(r, i, 0))) ||
-		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i, 1), NULL, 10)))) {
+		    json_add(d, "transaction_id", json_object_new_string(PQgetvalue(r, i, T_ID))) ||
+		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i, T_AMOUNT),
+		    NULL, 10)))) {
 			json_object_put(detail);
 			detail = NULL;
 		}
@@ -165,7 +172,7 @@ reply_body(PGresult *r, int64_t total)
 		return NULL;
 	}
 	if (json_add(o, "transaction_detail", detail) != 0 ||
-	    json_add(o, "transaction_date", json_object_new_string(PQgetvalue(r, 0, 2))) != 0 ||
+	    json_add(o, "transaction_date", json_object_new_string(PQgetvalue(r, 0, T_DATE))) != 0 ||
 	    json_add(o, "amount", json_money_number(total)) != 0) {
 		json_object_put(o);
 		return NULL;
@@ -178,8 +185,9 @@ transfer_send(struct app *app, struct req *req)
 {
 	struct json_object *root = NULL, *body = NULL;
 	struct transfer_in in = { 0 };
+	struct settle_pin pin = { 0 };
 	char msg[512], merchant[24];
-	const char *p[5];
+	const char *p[8];
 	PGresult *r = NULL;
 	enum err e;
 
@@ -189,26 +197,36 @@ transfer_send(struct app *app, struct req *req)
 		req_fail(req, 400, "%s", msg);
 		goto out;
 	}
-	/* The PIN before anything about vendors or balances is revealed; its failures count. */
-	if (!settle_pin_check(app, req, in.pin) || !idem_begin(app, req))
+	/* The RSA work first, outside any lock; then a stored reply replays as it was. */
+	if (!settle_pin_open(app, req, in.pin, &pin) || !idem_begin(app, req))
 		goto out;
 	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
 	p[0] = merchant;
-	p[1] = req->merchant_currency;
-	p[2] = in.accounts;
-	p[3] = in.amounts;
-	p[4] = app->cfg.timezone;
-	if ((r = db_run(app->db, DB_TRANSFER, 5, p, &e)) == NULL) {
-		if (e == ERR_INVALID)
-			refused(app, req, &in);
-		else
-			req_fail(req, e == ERR_UNAVAILABLE ? 503 : 500, e == ERR_UNAVAILABLE ?
-			    "service temporarily unavailable; retry later" : "internal error");
-	} else if (PQntuples(r) < 1 || (body = reply_body(r, in.total)) == NULL ||
-	    req_reply_json(req, 200, body) != 0)
+	p[1] = pin.digest;
+	p[2] = pin.legacy;
+	p[3] = pin.issued_at;
+	p[4] = pin.nonce;
+	p[5] = in.accounts;
+	p[6] = in.amounts;
+	p[7] = app->cfg.timezone;
+	/*
+	 * One call checks the PIN, counts the attempt, spends the nonce and moves the money; a
+	 * refusal comes back as a row, and what it recorded is committed with it.
+	 */
+	if ((r = db_run(app->db, DB_TRANSFER_SEND, 8, p, &e)) == NULL)
+		req_fail(req, e == ERR_UNAVAILABLE ? 503 : 500, e == ERR_UNAVAILABLE ?
+		    "service temporarily unavailable; retry later" : "internal error");
+	else if (PQntuples(r) < 1)
+		req_fail(req, 500, "internal error");
+	else if (strcmp(PQgetvalue(r, 0, 0), "ok") != 0) {
+		req->keep_on_refusal = true;
+		if (!settle_pin_refused(req, r))
+			refused(req, r, &in);
+	} else if ((body = reply_body(r, in.total)) == NULL || req_reply_json(req, 200, body) != 0)
 		req_fail(req, 500, "internal error");
 	idem_end(app, req);
 out:
+	crypto_wipe(&pin, sizeof(pin));
 	PQclear(r);
 	json_object_put(body);
 	free(in.accounts);

@@ -7,6 +7,7 @@
 #include <libpq-fe.h>
 
 #include "crypto.h"
+#include "db.h"
 #include "log.h"
 #include "webhook.h"
 #include "webhook_post.h"
@@ -205,6 +206,8 @@ set_up(struct webhook *w)
 		}
 		PQclear(r);
 	}
+	if (db_environment_check(w->conn, config_env_name(w->cfg), NULL) != 0)
+		goto out;
 	r = PQexec(w->conn, "LISTEN " CHANNEL);
 	if (PQresultStatus(r) != PGRES_COMMAND_OK) {
 		log_msg(LOG_LVL_ERROR, NULL, "LISTEN: %s", PQerrorMessage(w->conn));

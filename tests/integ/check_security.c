@@ -20,6 +20,7 @@
 #include "crypto.h"
 #include "checkout_form.h"
 #include "fixture.h"
+#include "../load/seal.h"
 #include "http.h"
 
 #define CREATE "/api/v1/payment/create-session"
@@ -547,34 +548,21 @@ START_TEST(test_cross_merchant_page)
 }
 END_TEST
 
-/* base64(RSA-OAEP-SHA256(pin)) to the service's PIN key: what merchants send. */
+/* base64(RSA-OAEP-SHA256("PIN:TIME:NONCE")) to the service's PIN key: what merchants send. */
 static void
-seal_pin(const char *pin, char out[1024])
+sealed_pin(const char *pin, char out[1024])
 {
 	const char *h[] = { fx.auth_b, NULL };
 	struct http_resp r;
 	EVP_PKEY *k;
-	EVP_PKEY_CTX *c;
-	BIO *b;
-	unsigned char ct[700];
-	size_t n = sizeof(ct);
 
 	ck_assert_int_eq(http_do("GET", PUBKEY, h, NULL, 0, &r), 0);
 	ck_assert_int_eq(r.status, 200);
-	b = BIO_new_mem_buf(http_json_str(&r, "public_key"), -1);
-	k = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
-	BIO_free(b);
+	k = seal_load(http_json_str(&r, "public_key"));
 	http_free(&r);
 	ck_assert_ptr_nonnull(k);
-	c = EVP_PKEY_CTX_new(k, NULL);
-	ck_assert(c != NULL && EVP_PKEY_encrypt_init(c) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_padding(c, RSA_PKCS1_OAEP_PADDING) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_oaep_md(c, EVP_sha256()) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_mgf1_md(c, EVP_sha256()) > 0 &&
-	    EVP_PKEY_encrypt(c, ct, &n, (const unsigned char *)pin, strlen(pin)) > 0);
-	EVP_PKEY_CTX_free(c);
+	ck_assert_int_eq(seal_pin(k, pin, out, 1024), 0);
 	EVP_PKEY_free(k);
-	EVP_EncodeBlock((unsigned char *)out, ct, (int)n);
 }
 
 static long long
@@ -614,7 +602,7 @@ START_TEST(test_cross_merchant_transfer)
 	snprintf(vendor, sizeof(vendor), "%s", ctl("account create --kind vendor"));
 	a0 = balance_of(acct_a);
 	b0 = balance_of(acct_b);
-	seal_pin("2468", pin);
+	sealed_pin("2468", pin);
 	/* Paying A's merchant account as if it were a vendor. */
 	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
 	    "\"amount\":1.00}]}", pin, acct_a);
@@ -622,6 +610,7 @@ START_TEST(test_cross_merchant_transfer)
 	assert_fail(&r, 400, "vendors[0].account_number is not a vendor account");
 	http_free(&r);
 	/* A real transfer of B's draws on B's account only, whatever A holds. */
+	sealed_pin("2468", pin);
 	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
 	    "\"amount\":1.00}]}", pin, vendor);
 	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, &r), 0);
@@ -631,6 +620,7 @@ START_TEST(test_cross_merchant_transfer)
 	ck_assert_int_eq(balance_of(acct_b), b0 - 100);
 	ck_assert_int_eq(balance_of(vendor), 100);
 	/* More than B holds is refused although A could cover it. */
+	sealed_pin("2468", pin);
 	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
 	    "\"amount\":%lld.00}]}", pin, vendor, b0 / 100 + 1);
 	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, &r), 0);

@@ -17,6 +17,7 @@
 #include <openssl/rsa.h>
 
 #include "fixture.h"
+#include "../load/seal.h"
 #include "http.h"
 
 #define SEND "/api/v1/payment/send-money-MultiVendor"
@@ -32,7 +33,6 @@ struct merchant {
 
 /* Set up once in the parent before the cases run (they run forked and inherit it). */
 static EVP_PKEY *service_key;   /* the PIN key the service publishes */
-static char pin_ok[1024];       /* base64 RSA-OAEP-SHA256("1234"): every merchant's PIN here */
 static struct merchant shop;    /* settlement on, PIN 1234, well funded */
 static char shop_revoked[200], shop_live[200];  /* Authorization lines of dead keys */
 static char vendor[NVENDORS][16];
@@ -47,22 +47,13 @@ need(bool ok, const char *what)
 	}
 }
 
-/* base64(RSA-OAEP-SHA256(pin)) under k, MGF1 SHA-256, into out: what merchants send. */
+/* A transfer PIN "1234" (every merchant's here) as merchants send it, sealed afresh. */
 static const char *
-seal_pin(EVP_PKEY *k, const char *pin, char out[1024])
+fresh_pin(void)
 {
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(k, NULL);
-	unsigned char ct[700];
-	size_t n = sizeof(ct);
-	bool ok = c != NULL && EVP_PKEY_encrypt_init(c) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_padding(c, RSA_PKCS1_OAEP_PADDING) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_oaep_md(c, EVP_sha256()) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_mgf1_md(c, EVP_sha256()) > 0 &&
-	    EVP_PKEY_encrypt(c, ct, &n, (const unsigned char *)pin, strlen(pin)) > 0;
+	static char out[1024];
 
-	EVP_PKEY_CTX_free(c);
-	need(ok, "encrypting a PIN");
-	EVP_EncodeBlock((unsigned char *)out, ct, (int)n);
+	need(seal_pin(service_key, "1234", out, sizeof(out)) == 0, "encrypting a PIN");
 	return out;
 }
 
@@ -271,7 +262,7 @@ START_TEST(test_transfer_ok)
 	strcpy(to[2], vendor[1]);
 	for (i = 0; i < 3; i++)
 		before[i] = balance(to[i]);
-	send_as(shop.auth, body_of(pin_ok, 3, to, amounts), NULL, &r);
+	send_as(shop.auth, body_of(fresh_pin(), 3, to, amounts), NULL, &r);
 	assert_success(&r, 3, shown, "36.00", ids);
 	http_free(&r);
 	ck_assert_int_eq(balance(shop.acct), shop_before - 3600);
@@ -309,7 +300,7 @@ START_TEST(test_sixteen_vendors)
 		shown[i] = i % 2 ? "0.01" : "1.00";
 		before[i] = balance(vendor[i]);
 	}
-	send_as(shop.auth, body_of(pin_ok, NVENDORS, vendor, amounts), NULL, &r);
+	send_as(shop.auth, body_of(fresh_pin(), NVENDORS, vendor, amounts), NULL, &r);
 	assert_success(&r, NVENDORS, shown, "8.08", ids);
 	http_free(&r);
 	for (i = 0; i < NVENDORS; i++)
@@ -336,7 +327,8 @@ START_TEST(test_openssl_command)
 	fputs(http_json_str(&r, "public_key"), p);
 	fclose(p);
 	http_free(&r);
-	snprintf(cmd, sizeof(cmd), "cd \"$MARKETPAY_STACK_DIR\" && printf %%s 1234 | openssl pkeyutl"
+	snprintf(cmd, sizeof(cmd), "cd \"$MARKETPAY_STACK_DIR\" && printf %%s:%%s:%%s 1234"
+	    " \"$(date +%%s)\" \"$(openssl rand -hex 16)\" | openssl pkeyutl"
 	    " -encrypt -pubin -inkey %s -pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256"
 	    " -pkeyopt rsa_mgf1_md:sha256 | base64 -w0", name);
 	ck_assert_ptr_nonnull(p = popen(cmd, "r"));
@@ -411,7 +403,7 @@ expand(const char *t)
 
 	while (*t != '\0' && n < sizeof(out) - 1024) {
 		if (strncmp(t, "{pin}", 5) == 0) {
-			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", pin_ok);
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", fresh_pin());
 			t += 5;
 		} else if (strncmp(t, "{v0}", 4) == 0 || strncmp(t, "{v1}", 4) == 0) {
 			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", vendor[t[2] - '0']);
@@ -465,7 +457,7 @@ START_TEST(test_vendor_refused)
 	strcpy(to[0], vendor[0]);
 	strcpy(to[1], bad_vendors[_i].acct ? bad_vendors[_i].acct : shop.acct);
 	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(shop.auth, body_of(pin_ok, 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
+	send_as(shop.auth, body_of(fresh_pin(), 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
 	assert_fail(&r, 400, bad_vendors[_i].needle);
 	http_free(&r);
 	ck_assert_str_eq(footprint(), before);
@@ -481,17 +473,17 @@ START_TEST(test_balance)
 	new_merchant(&m, "1234", "100.00", true);
 	/* Each amount fits the balance, their total does not. */
 	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(m.auth, body_of(pin_ok, 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
+	send_as(m.auth, body_of(fresh_pin(), 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
 	ck_assert_str_eq(footprint(), before);
 	/* Exactly the balance goes through and leaves zero; then not a cent more. */
-	send_as(m.auth, body_of(pin_ok, 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
+	send_as(m.auth, body_of(fresh_pin(), 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
 	assert_success(&r, 2, (const char *const[]){ "60.00", "40.00" }, "100.00", ids);
 	http_free(&r);
 	ck_assert_int_eq(balance(m.acct), 0);
 	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(m.auth, body_of(pin_ok, 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
+	send_as(m.auth, body_of(fresh_pin(), 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
 	ck_assert_str_eq(footprint(), before);
@@ -507,7 +499,7 @@ START_TEST(test_settlement_off)
 	struct http_resp r;
 
 	new_merchant(&m, "1234", "50.00", false);
-	body = body_of(pin_ok, 1, vendor, (const char *const[]){ "5" });
+	body = body_of(fresh_pin(), 1, vendor, (const char *const[]){ "5" });
 	snprintf(before, sizeof(before), "%s", footprint());
 	send_as(m.auth, body, NULL, &r);
 	assert_fail(&r, 400, "marketplace settlement is not enabled for this merchant");
@@ -556,7 +548,7 @@ START_TEST(test_auth_denied)
 
 	snprintf(before, sizeof(before), "%s", footprint());
 	/* A good body with the right PIN: only the key is wrong. */
-	send_as(bad_auth(_i), body_of(pin_ok, 1, vendor, (const char *const[]){ "1" }), NULL, &r);
+	send_as(bad_auth(_i), body_of(fresh_pin(), 1, vendor, (const char *const[]){ "1" }), NULL, &r);
 	ck_assert_int_eq(r.status, 401);
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	ck_assert(!json_object_object_get_ex(r.json, "success", &v));
@@ -576,7 +568,6 @@ setup(void)
 	const char *h[2] = { NULL, NULL }, *s;
 	char conf[1024], key[160];
 	struct http_resp r;
-	FILE *p;
 	BIO *b;
 	int i;
 
@@ -584,12 +575,7 @@ setup(void)
 	need((s = ctl("key create %s", shop.id)) != NULL, "second key");
 	snprintf(shop_revoked, sizeof(shop_revoked), "Authorization: API-KEY %s", s);
 	need(ctl("key revoke %.16s", s) != NULL, "key revoke");
-	/* fixture_init wrote this production config of the same database: an mp_live_ key. */
-	snprintf(conf, sizeof(conf), "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG.live\" key create %s",
-	    shop.id);
-	p = popen(conf, "r");
-	need(p != NULL && fgets(key, sizeof(key), p) != NULL && pclose(p) == 0, "production key");
-	key[strcspn(key, "\n")] = '\0';
+	need(fixture_live_key(shop.id, key) == 0, "production key");
 	snprintf(shop_live, sizeof(shop_live), "Authorization: API-KEY %s", key);
 	for (i = 0; i < NVENDORS; i++)
 		new_account(vendor[i], "--kind vendor");
@@ -612,7 +598,6 @@ setup(void)
 	BIO_free(b);
 	http_free(&r);
 	need(service_key != NULL, "reading the published PIN key");
-	seal_pin(service_key, "1234", pin_ok);
 }
 
 static Suite *

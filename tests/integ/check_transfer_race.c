@@ -1,8 +1,9 @@
 /*
  * Integration tests of POST /api/v1/payment/send-money-MultiVendor across requests, against
- * the real stack (tests/integration.sh): the PIN attempt counter (refusals, order of checks,
- * lockout, parallel guessing), Idempotency-Key replays, and concurrent transfers racing for
- * one balance. The single-request contract: check_transfer.c.
+ * the real stack (tests/integration.sh): the PIN (refusals, what counts as a guess, freshness
+ * and replays of an encrypted PIN, escalating locks, the operator's unlock, parallel
+ * guessing), Idempotency-Key replays, and concurrent transfers racing for one balance. The
+ * single-request contract: check_transfer.c.
  */
 #include <regex.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 
 #include "fixture.h"
 #include "http.h"
+#include "../load/seal.h"
 
 #define SEND "/api/v1/payment/send-money-MultiVendor"
 #define JSON_CT "Content-Type: application/json"
@@ -32,7 +34,6 @@ struct merchant {
 
 /* Set up once in the parent before the cases run (they run forked and inherit it). */
 static EVP_PKEY *service_key;   /* the PIN key the service publishes */
-static char pin_ok[1024];       /* base64 RSA-OAEP-SHA256("1234"): every merchant's PIN here */
 static char vendor[2][16];
 
 static void
@@ -44,30 +45,30 @@ need(bool ok, const char *what)
 	}
 }
 
-/* base64(RSA-encrypt(pin)) under k with the given padding (and OAEP digests) into out. */
-static const char *
-seal_pin(EVP_PKEY *k, const char *pin, int padding, const EVP_MD *md, char out[1024])
-{
-	EVP_PKEY_CTX *c = EVP_PKEY_CTX_new(k, NULL);
-	unsigned char ct[700];
-	size_t n = sizeof(ct);
-	bool ok = c != NULL && EVP_PKEY_encrypt_init(c) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_padding(c, padding) > 0 &&
-	    (padding != RSA_PKCS1_OAEP_PADDING || (EVP_PKEY_CTX_set_rsa_oaep_md(c, md) > 0 &&
-	    EVP_PKEY_CTX_set_rsa_mgf1_md(c, md) > 0)) &&
-	    EVP_PKEY_encrypt(c, ct, &n, (const unsigned char *)pin, strlen(pin)) > 0;
-
-	EVP_PKEY_CTX_free(c);
-	need(ok, "encrypting a PIN");
-	EVP_EncodeBlock((unsigned char *)out, ct, (int)n);
-	return out;
-}
-
-/* What a merchant sends for pin: RSA-OAEP-SHA256 under the service's key, base64. */
+/* What a merchant sends for pin, sealed afresh (a new time and nonce) into out. */
 static const char *
 sealed(const char *pin, char out[1024])
 {
-	return seal_pin(service_key, pin, RSA_PKCS1_OAEP_PADDING, EVP_sha256(), out);
+	need(seal_pin(service_key, pin, out, 1024) == 0, "encrypting a PIN");
+	return out;
+}
+
+/* plain (len bytes) under k with padding and md, base64, into out. */
+static const char *
+sealed_raw(EVP_PKEY *k, const char *plain, size_t len, int padding, const EVP_MD *md,
+    char out[1024])
+{
+	need(seal_raw(k, plain, len, padding, md, out, 1024) == 0, "encrypting a PIN");
+	return out;
+}
+
+/* The right PIN, 1234, sealed afresh. */
+static const char *
+pin_ok(void)
+{
+	static char out[1024];
+
+	return sealed("1234", out);
 }
 
 /* A new account ("--kind vendor", ...): its number into out[16]. */
@@ -197,35 +198,85 @@ accepted(const struct http_resp *r, int n)
 	return ok ? id : NULL;
 }
 
-/* PINs that must all read "invalid PIN"; only the first is a well-formed wrong guess. */
+/*
+ * Encrypted PINs that are refused. Only a well-formed wrong PIN is a guess ("invalid PIN",
+ * counted); anything that does not decode, decrypt or parse is the merchant's coding mistake
+ * (400 saying how to encrypt it, not counted), and a stale or replayed one is refused before
+ * the PIN is compared (not counted either).
+ */
+static const struct {
+	const char *needle;
+	bool counted;
+} bad_pins[] = {
+	{ "invalid PIN", true },                    /* 0: a wrong PIN, well formed */
+	{ "pin cannot be decrypted", false },       /* 1: the right PIN under another key */
+	{ "pin cannot be decrypted", false },       /* 2: OAEP with SHA-1 (Node's default) */
+	{ "pin cannot be decrypted", false },       /* 3: PKCS#1 v1.5 */
+	{ "pin cannot be decrypted", false },       /* 4: not base64 */
+	{ "pin cannot be decrypted", false },       /* 5: truncated */
+	{ "pin cannot be decrypted", false },       /* 6: random bytes */
+	{ "pin cannot be decrypted", false },       /* 7: the raw PIN */
+	{ "pin must decrypt to PIN:UNIX_TIME:NONCE", false },  /* 8: the bare PIN, sealed */
+	{ "pin must decrypt to PIN:UNIX_TIME:NONCE", false },  /* 9: "4321\0junk" */
+	{ "pin must decrypt to PIN:UNIX_TIME:NONCE", false },  /* 10: trailing bytes */
+	{ "pin must decrypt to PIN:UNIX_TIME:NONCE", false },  /* 11: a short nonce */
+	{ "pin was encrypted more than 300 seconds", false },  /* 12: made an hour ago */
+	{ "pin was encrypted more than 300 seconds", false },  /* 13: made an hour ahead */
+};
+#define NBAD_PIN ((int)(sizeof(bad_pins) / sizeof(bad_pins[0])))
+
 static const char *
 bad_pin(int i, char out[1024])
 {
 	unsigned char junk[256];
+	char plain[128];
 	EVP_PKEY *other;
+	int n;
 
 	switch (i) {
 	case 0: return sealed("9999", out);
-	case 1: /* the right PIN under a key that is not the service's */
+	case 1:
 		need((other = EVP_RSA_gen(2048)) != NULL, "RSA key generation");
-		seal_pin(other, "1234", RSA_PKCS1_OAEP_PADDING, EVP_sha256(), out);
+		need(seal_pin(other, "1234", out, 1024) == 0, "encrypting a PIN");
 		EVP_PKEY_free(other);
 		return out;
-	case 2: /* OAEP with SHA-1, what openssl does without the -pkeyopt digests */
-		return seal_pin(service_key, "1234", RSA_PKCS1_OAEP_PADDING, EVP_sha1(), out);
-	case 3: return seal_pin(service_key, "1234", RSA_PKCS1_PADDING, NULL, out);
+	case 2:
+		n = snprintf(plain, sizeof(plain), "1234:%lld:%s", (long long)time(NULL),
+		    "0123456789abcdef0123");
+		return sealed_raw(service_key, plain, (size_t)n, RSA_PKCS1_OAEP_PADDING, EVP_sha1(),
+		    out);
+	case 3:
+		return sealed_raw(service_key, "1234", 4, RSA_PKCS1_PADDING, NULL, out);
 	case 4: return "not base64!";
-	case 5: /* truncated */
-		memcpy(out, pin_ok, 100);
+	case 5:
+		memcpy(out, pin_ok(), 100);
 		out[100] = '\0';
 		return out;
-	case 6: memset(junk, 0x5a, sizeof(junk));
+	case 6:
+		memset(junk, 0x5a, sizeof(junk));
 		EVP_EncodeBlock((unsigned char *)out, junk, sizeof(junk));
 		return out;
-	default: return "1234";   /* the raw PIN (valid base64 too) is never accepted */
+	case 7: return "1234";
+	case 8:
+		return sealed_raw(service_key, "1234", 4, RSA_PKCS1_OAEP_PADDING, EVP_sha256(), out);
+	case 9:
+		return sealed_raw(service_key, "4321\0junk", 9, RSA_PKCS1_OAEP_PADDING, EVP_sha256(),
+		    out);
+	case 10:
+		n = snprintf(plain, sizeof(plain), "1234:%lld:0123456789abcdef0123\n",
+		    (long long)time(NULL));
+		return sealed_raw(service_key, plain, (size_t)n, RSA_PKCS1_OAEP_PADDING,
+		    EVP_sha256(), out);
+	case 11:
+		need(seal_pin_at(service_key, "1234", (long long)time(NULL), "short", out, 1024) == 0,
+		    "encrypting a PIN");
+		return out;
+	default:
+		need(seal_pin_at(service_key, "1234", (long long)time(NULL) + (i == 12 ? -3600 : 3600),
+		    "0123456789abcdef0123", out, 1024) == 0, "encrypting a PIN");
+		return out;
 	}
 }
-#define NBAD_PIN 8
 
 START_TEST(test_bad_pin)
 {
@@ -236,13 +287,41 @@ START_TEST(test_bad_pin)
 	new_merchant(&m, "50.00");
 	snprintf(before, sizeof(before), "%s", footprint());
 	send_as(&m, body_of(bad_pin(_i, pin), "5", NULL), NULL, &r);
-	ck_assert_msg(r.status == 400 && refusal(&r) != NULL && strcmp(refusal(&r), "invalid PIN")
-	    == 0, "wanted 400 'invalid PIN', got %ld %s", r.status, r.body);
+	assert_refused(&r, bad_pins[_i].needle);
 	http_free(&r);
 	ck_assert_str_eq(footprint(), before);
-	/* A wrong guess counts against the merchant. */
-	if (_i == 0)
-		ck_assert_str_eq(pin_failures(&m), "1");
+	ck_assert_str_eq(pin_failures(&m), bad_pins[_i].counted ? "1" : "0");
+	/* The right PIN still works afterwards (a positive control). */
+	send_as(&m, body_of(pin_ok(), "5", NULL), NULL, &r);
+	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+}
+END_TEST
+
+START_TEST(test_pin_replay)
+{
+	struct merchant m;
+	char body[2048], before[128], pin[1024];
+	struct http_resp r;
+
+	/* A captured body, sent again: the PIN inside it was spent by the first. */
+	new_merchant(&m, "50.00");
+	snprintf(body, sizeof(body), "%s", body_of(sealed("1234", pin), "5", NULL));
+	send_as(&m, body, NULL, &r);
+	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+	snprintf(before, sizeof(before), "%s", footprint());
+	send_as(&m, body, NULL, &r);
+	assert_refused(&r, "pin was already used");
+	http_free(&r);
+	ck_assert_str_eq(footprint(), before);
+	ck_assert_int_eq(balance(m.acct), 4500);
+	ck_assert_str_eq(pin_failures(&m), "0");
+	/* Nor can its PIN be lifted into another transfer. */
+	send_as(&m, body_of(pin, "1", "1"), NULL, &r);
+	assert_refused(&r, "pin was already used");
+	http_free(&r);
+	ck_assert_str_eq(footprint(), before);
 }
 END_TEST
 
@@ -267,49 +346,86 @@ START_TEST(test_check_order)
 	assert_refused(&r, "invalid PIN");
 	ck_assert_str_eq(refusal(&r), "invalid PIN");
 	http_free(&r);
-	send_as(&m, body_of(wrong, "500", NULL), NULL, &r);
+	send_as(&m, body_of(sealed("4321", wrong), "500", NULL), NULL, &r);
 	ck_assert_str_eq(refusal(&r), "invalid PIN");
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "2");
 	/* The right PIN works and clears the count: only consecutive failures lock. */
-	send_as(&m, body_of(pin_ok, "1", NULL), NULL, &r);
+	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "0");
 }
 END_TEST
 
-START_TEST(test_pin_lockout)
+/* The merchant's lock: seconds left (rounded), or -1 for the hard lock, 0 for none. */
+static long
+lock_left(const struct merchant *m)
 {
-	struct merchant m;
-	char wrong[1024], before[128], body[2048];
+	return atol(db_value("SELECT CASE WHEN pin_locked_until = 'infinity' THEN -1"
+	    " WHEN pin_locked_until > now() THEN round(extract(epoch FROM pin_locked_until - now()))"
+	    " ELSE 0 END FROM merchants WHERE id = $1::bigint", m->id));
+}
+
+/* Five wrong PINs in a row: each refused, the last one locks. */
+static void
+five_wrong(const struct merchant *m, const char *lock_needle)
+{
+	char wrong[1024];
 	struct http_resp r;
 	int i;
 
-	new_merchant(&m, "10.00");
-	sealed("0000", wrong);
 	for (i = 0; i < 5; i++) {
-		send_as(&m, body_of(wrong, "1", NULL), NULL, &r);
-		assert_refused(&r, i < 4 ? "invalid PIN" : "");
+		send_as(m, body_of(sealed("0000", wrong), "1", NULL), NULL, &r);
+		assert_refused(&r, i < 4 ? "invalid PIN" : lock_needle);
 		http_free(&r);
 	}
-	ck_assert_str_eq(pin_failures(&m), "5");
-	/* Locked: the right PIN is refused too, nothing moves, the count stays. */
-	snprintf(body, sizeof(body), "%s", body_of(pin_ok, "1", NULL));
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(&m, body, NULL, &r);
-	assert_refused(&r, "locked");
+}
+
+START_TEST(test_pin_lockout)
+{
+	static const long lock[] = { 900, 3600, 14400 };   /* pin_lock_seconds times 4^n */
+	struct merchant m;
+	char before[128], buf[32];
+	struct http_resp r;
+	int n;
+
+	new_merchant(&m, "10.00");
+	for (n = 0; n < 3; n++) {
+		five_wrong(&m, "invalid PIN; transfers are locked after too many wrong PINs until 2");
+		ck_assert_str_eq(pin_failures(&m), "5");
+		ck_assert_msg(labs(lock_left(&m) - lock[n]) <= 5, "lock %d: %ld s, not %ld", n,
+		    lock_left(&m), lock[n]);
+		/* Locked: the right PIN is refused too, says until when, nothing moves. */
+		snprintf(before, sizeof(before), "%s", footprint());
+		send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
+		assert_refused(&r, "transfers are locked after too many wrong PINs until 2");
+		ck_assert_ptr_nonnull(http_header(&r, "Retry-After", buf, sizeof(buf)));
+		ck_assert_msg(labs(atol(buf) - lock[n]) <= 5, "Retry-After %s", buf);
+		http_free(&r);
+		ck_assert_str_eq(footprint(), before);
+		ck_assert_str_eq(pin_failures(&m), "5");
+		/* The lock runs out (moved into the past); the count starts afresh. */
+		ck_assert_ptr_nonnull(db_value("UPDATE merchants SET pin_locked_until = now() -"
+		    " interval '1 second' WHERE id = $1::bigint RETURNING 1", m.id));
+	}
+	/* After three timed locks the fourth is for good: only the operator lifts it. */
+	five_wrong(&m, "invalid PIN; transfers are locked after too many wrong PINs until the "
+	    "operator unlocks them");
+	ck_assert_int_eq(lock_left(&m), -1);
+	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
+	assert_refused(&r, "locked after too many wrong PINs until the operator unlocks them");
+	ck_assert_ptr_null(http_header(&r, "Retry-After", buf, sizeof(buf)));
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
-	ck_assert_str_eq(pin_failures(&m), "5");
-	/* When the lock has run out, the right PIN works again. */
-	ck_assert_ptr_nonnull(db_value("UPDATE merchants SET pin_locked_until = now() - interval"
-	    " '1 second' WHERE id = $1::bigint RETURNING 1", m.id));
-	send_as(&m, body, NULL, &r);
+	ck_assert_int_eq(balance(m.acct), 1000);
+	ck_assert_int_eq(sh(CTL "merchant unlock %s >/dev/null", m.id), 0);
+	ck_assert_int_eq(lock_left(&m), 0);
+	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_int_eq(balance(m.acct), 900);
-	ck_assert_str_eq(pin_failures(&m), "0");
+	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_locks FROM merchants WHERE id ="
+	    " $1::bigint", m.id), "0/0");
 }
 END_TEST
 
@@ -347,7 +463,7 @@ START_TEST(test_race_pin_guessing)
 	h[1] = m.auth;
 	sealed("5555", wrong);
 	for (i = 0; i < 4; i++) {
-		send_as(&m, body_of(wrong, "1", NULL), NULL, &r[0]);
+		send_as(&m, body_of(sealed("5555", wrong), "1", NULL), NULL, &r[0]);
 		assert_refused(&r[0], "invalid PIN");
 		http_free(&r[0]);
 	}
@@ -363,7 +479,12 @@ START_TEST(test_race_pin_guessing)
 	    p, NULL, NULL, 0));
 	ck_assert_int_eq(pipe(fd), 0);
 	if ((child = fork()) == 0) {
-		i = http_parallel(N, SEND, h, body_of(wrong, "1", NULL), r);
+		static char bodies[N][2048];
+		const char *each[N];
+
+		for (i = 0; i < N; i++)
+			each[i] = strcpy(bodies[i], body_of(sealed("5555", wrong), "1", NULL));
+		i = http_parallel_each(N, SEND, h, each, r);
 		tally_guesses(r, N, tally);
 		_exit(i == 0 && write(fd[1], tally, sizeof(tally)) == sizeof(tally) ? 0 : 1);
 	}
@@ -394,7 +515,7 @@ START_TEST(test_idempotency)
 	struct http_resp r1, r2, r3;
 
 	new_merchant(&m, "100.00");
-	snprintf(body, sizeof(body), "%s", body_of(pin_ok, "7", "8.10"));
+	snprintf(body, sizeof(body), "%s", body_of(pin_ok(), "7", "8.10"));
 	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r1);
 	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r2);
 	ck_assert_msg(accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
@@ -408,7 +529,7 @@ START_TEST(test_idempotency)
 	    m.id), "2");
 	/* The same key with another body is refused and moves nothing. */
 	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(&m, body_of(pin_ok, "7", "8.11"), "Idempotency-Key: payout-2024-06-01", &r3);
+	send_as(&m, body_of(pin_ok(), "7", "8.11"), "Idempotency-Key: payout-2024-06-01", &r3);
 	ck_assert_msg(r3.status == 422 && strstr(r3.body, "Idempotency-Key") != NULL, "%ld %s",
 	    r3.status, r3.body);
 	ck_assert_str_eq(footprint(), before);
@@ -425,13 +546,17 @@ START_TEST(test_race_balance)
 	struct http_resp r[N];
 	const char *h[] = { JSON_CT, NULL, NULL }, *id, *msg;
 	char ids[K * 40 + 8] = "";
+	static char bodies[N][2048];
+	const char *each[N];
 	long long v0 = balance(vendor[0]);
 	int i, ok = 0, short_ = 0;
 
 	/* Money for exactly K transfers of 10.00, and N asking at once: K win, none overdraws. */
 	new_merchant(&m, "70.00");
 	h[1] = m.auth;
-	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok, "10.00", NULL), r), 0);
+	for (i = 0; i < N; i++)
+		each[i] = strcpy(bodies[i], body_of(pin_ok(), "10.00", NULL));
+	ck_assert_int_eq(http_parallel_each(N, SEND, h, each, r), 0);
 	for (i = 0; i < N; i++) {
 		if ((id = accepted(&r[i], 1)) != NULL) {
 			if (ok < K)
@@ -471,7 +596,7 @@ START_TEST(test_race_idempotency)
 	/* One retry storm with one key: one transfer, and every reply is the same reply. */
 	new_merchant(&m, "100.00");
 	h[1] = m.auth;
-	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok, "1", "2.50"), r), 0);
+	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok(), "1", "2.50"), r), 0);
 	ck_assert_msg(accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status, r[0].body);
 	for (i = 0; i < N; i++) {
 		ck_assert_msg(r[i].status == 200, "reply %d: %ld %s", i, r[i].status, r[i].body);
@@ -510,7 +635,6 @@ setup(void)
 	BIO_free(b);
 	http_free(&r);
 	need(service_key != NULL, "reading the published PIN key");
-	sealed("1234", pin_ok);
 }
 
 static Suite *
@@ -522,6 +646,7 @@ race_suite(void)
 
 	tcase_set_timeout(pin, 60);
 	tcase_add_loop_test(pin, test_bad_pin, 0, NBAD_PIN);
+	tcase_add_test(pin, test_pin_replay);
 	tcase_add_test(pin, test_check_order);
 	tcase_add_test(pin, test_pin_lockout);
 	tcase_add_test(pin, test_race_pin_guessing);

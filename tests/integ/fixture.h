@@ -20,6 +20,12 @@ extern struct fixture fx;
 /* Creates merchants and keys with marketpayctl; aborts the run when that fails. */
 void fixture_init(void);
 
+/*
+ * A new production (mp_live_) API key of merchant, stored in this sandbox database, into
+ * key[129]: a key of the wrong environment. 0, or -1.
+ */
+int fixture_live_key(const char *merchant, char key[129]);
+
 /* Runs marketpayctl with the stack's config and the given arguments; returns its first
  * output line in a static buffer (NULL on failure). */
 const char *ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -96,6 +96,22 @@ int
 http_parallel(int n, const char *path, const char *const *headers, const char *body,
     struct http_resp *out)
 {
+	const char **bodies = calloc((size_t)n, sizeof(*bodies));
+	int i, rc;
+
+	if (bodies == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		bodies[i] = body;
+	rc = http_parallel_each(n, path, headers, bodies, out);
+	free(bodies);
+	return rc;
+}
+
+int
+http_parallel_each(int n, const char *path, const char *const *headers,
+    const char *const *bodies, struct http_resp *out)
+{
 	struct xfer *x = calloc((size_t)n, sizeof(*x));
 	CURLM *m = curl_multi_init();
 	int i, running = 0, rc = 0;
@@ -103,7 +119,7 @@ http_parallel(int n, const char *path, const char *const *headers, const char *b
 	if (x == NULL || m == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (xfer_setup(&x[i], "POST", path, headers, body, -1) != 0)
+		if (xfer_setup(&x[i], "POST", path, headers, bodies[i], -1) != 0)
 			rc = -1;
 		else
 			curl_multi_add_handle(m, x[i].c);

@@ -26,6 +26,10 @@ int http_do(const char *method, const char *path, const char *const *headers,
 int http_parallel(int n, const char *path, const char *const *headers, const char *body,
     struct http_resp *out);
 
+/* The same with bodies[i] for request i (strings kept by the caller until it returns). */
+int http_parallel_each(int n, const char *path, const char *const *headers,
+    const char *const *bodies, struct http_resp *out);
+
 /* The value of response header name (case-insensitive), copied into buf; NULL if absent. */
 const char *http_header(const struct http_resp *r, const char *name, char *buf, size_t buflen);
 
