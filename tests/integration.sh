@@ -42,6 +42,7 @@ rc=0
 "$builddir/tests/integ/check_transfer" || rc=$?
 "$builddir/tests/integ/check_transfer_race" || rc=$?
 "$builddir/tests/integ/check_roles" || rc=$?
+"$builddir/tests/integ/check_intents" || rc=$?
 "$builddir/tests/integ/check_security" || rc=$?
 "$builddir/tests/integ/check_api" || rc=$?
 # The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api

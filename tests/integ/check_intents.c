@@ -1,0 +1,276 @@
+/*
+ * A compromised worker: logged in as the workers' login role (mp_worker) straight to the
+ * stack's database, it tries to create, move or fake money and events. Every attempt is
+ * refused with SQLSTATE 42501 (or by the intent function's own checks), the role can still
+ * log in and the API still works, and the ledger, sessions and outbox are unchanged.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <curl/curl.h>
+#include <libpq-fe.h>
+
+#include "fixture.h"
+#include "http.h"
+
+#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
+
+/* Set up once before the cases (they run forked and inherit it). */
+static char customer[16], vendor[16], merchant_acct[16], system_id[32], customer_id[32];
+static char merchant_acct_id[32], session[40];
+
+static void
+need(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "check_intents: %s failed\n", what);
+		exit(1);
+	}
+}
+
+/* Everything money or events could touch, as one comparable string. */
+static const char *
+footprint(void)
+{
+	return db_value("SELECT (SELECT count(*) FROM ledger_transactions) || '/' ||"
+	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM ledger_entries) || '/' ||"
+	    " (SELECT md5(string_agg(id || ':' || balance || ':' || version || ':' || status,"
+	    " ',' ORDER BY id)) FROM accounts) || '/' || (SELECT md5(string_agg(id || ':' ||"
+	    " status || ':' || coalesce(transaction_id, 0), ',' ORDER BY id)) FROM payment_sessions)"
+	    " || '/' || (SELECT count(*) FROM webhook_events) || '/' ||"
+	    " (SELECT count(*) FROM transfers) || '/' || (SELECT environment FROM mp_settings)",
+	    NULL);
+}
+
+/* Runs sql as mp_worker; returns the SQLSTATE ("00000" on success) in state[6]. */
+static const char *
+as_worker(const char *sql, char state[6])
+{
+	PGconn *c = PQconnectdb("user=mp_worker");
+	PGresult *r;
+
+	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "mp_worker cannot log in: %s",
+	    PQerrorMessage(c));
+	r = PQexec(c, sql);
+	snprintf(state, 6, "%s", PQresultStatus(r) == PGRES_TUPLES_OK ||
+	    PQresultStatus(r) == PGRES_COMMAND_OK ? "00000" :
+	    PQresultErrorField(r, PG_DIAG_SQLSTATE) ? PQresultErrorField(r, PG_DIAG_SQLSTATE) :
+	    "?????");
+	PQclear(r);
+	PQfinish(c);
+	return state;
+}
+
+/* What the review did as the workers' role, and more: each must be refused (42501). */
+static const char *const attacks[] = {
+	/* mint money from the system account; drain a wallet without its PIN */
+	"SELECT mp_post('adjustment', NULL, 'x', 'AFN', ARRAY[$SYS, $CUS]::bigint[],"
+	" ARRAY[-100000000, 100000000]::bigint[])",
+	"SELECT mp_post('payment', NULL, 'x', 'AFN', ARRAY[$CUS, $MEA]::bigint[],"
+	" ARRAY[-100, 100]::bigint[])",
+	/* the functions inside the intents, called directly */
+	"SELECT * FROM mp_pay_session('$SES', 'wallet', $CUS, NULL, NULL)",
+	"SELECT * FROM mp_transfer(1, 'AFN', ARRAY['$VEN'], ARRAY[100]::bigint[], 'UTC')",
+	"SELECT mp_close_session('$SES', 'paid', NULL)",
+	"SELECT mp_funding_account('AFN')",
+	"SELECT mp_merchant_account(1, 'AFN')",
+	"SELECT mp_pin_judge(NULL, 2::smallint, 0, 0, NULL, NULL, NULL)",
+	"SELECT mp_session_lock('$SES')",
+	/* say a session is paid; fake an event or a transfer */
+	"UPDATE payment_sessions SET status = 'paid', paid_at = now() WHERE id = '$SES'",
+	"INSERT INTO payment_sessions (merchant_id, status, amount, currency, expires_at,"
+	" paid_at, payment_method, transaction_id) SELECT merchant_id, 'paid', 100, 'AFN',"
+	" now() + interval '1 hour', now(), 'wallet', (SELECT max(id) FROM ledger_transactions)"
+	" FROM payment_sessions LIMIT 1",
+	"INSERT INTO webhook_events (id, merchant_id, type, body) VALUES"
+	" ('evt_00000000000000000000000000000000', 1, 'payment.succeeded', '{}')",
+	"INSERT INTO transfers (id, ledger_transaction_id, merchant_id, vendor_account_id, amount,"
+	" position) VALUES ('tr_00000000000000000000000000000000', 1, 1, $CUS, 1, 0)",
+	/* ledger rows, balances, accounts */
+	"INSERT INTO ledger_transactions (kind) VALUES ('adjustment')",
+	"INSERT INTO accounts (account_number, kind, currency) VALUES ('CU0000000018', 'customer',"
+	" 'AFN')",
+	"UPDATE accounts SET balance = balance + 100 WHERE id = $CUS",
+	"UPDATE accounts SET status = 'active' WHERE id = $CUS",
+	/* PIN state and secrets */
+	"UPDATE accounts SET pin_failures = 0, pin_locked_until = NULL",
+	"UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL",
+	"UPDATE merchants SET settlement_enabled = true",
+	"SELECT pin_digest FROM accounts",
+	"SELECT pin_digest FROM merchants",
+	"SELECT webhook_secret_sealed FROM merchants",
+	"INSERT INTO pin_nonces (merchant_id, nonce) VALUES (1, '0123456789abcdef')",
+	"DELETE FROM pin_nonces",
+	/* the environment and the PIN policy */
+	"UPDATE mp_settings SET environment = 'production'",
+	"UPDATE mp_settings SET pin_max_attempts = 100",
+	/* a function of its own in our schema, shadowing ours */
+	"CREATE FUNCTION public.mp_iso(text) RETURNS text LANGUAGE sql AS 'SELECT 1::text'",
+};
+#define NATTACKS ((int)(sizeof(attacks) / sizeof(attacks[0])))
+
+/* attacks[i] with $SYS, $CUS, $MEA, $VEN, $SES filled in, into out. */
+static const char *
+expand(const char *in, char *out, size_t n)
+{
+	static const struct { const char *name; const char *value; } vars[] = {
+		{ "$SYS", system_id }, { "$CUS", customer_id }, { "$MEA", merchant_acct_id },
+		{ "$VEN", vendor }, { "$SES", session },
+	};
+	size_t len = 0, i;
+
+	while (*in != '\0' && len + 64 < n) {
+		for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+			if (strncmp(in, vars[i].name, 4) == 0)
+				break;
+		if (i < sizeof(vars) / sizeof(vars[0])) {
+			len += (size_t)snprintf(out + len, n - len, "%s", vars[i].value);
+			in += 4;
+		} else
+			out[len++] = *in++;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+START_TEST(test_worker_cannot)
+{
+	char before[256], sql[2048], state[6];
+
+	snprintf(before, sizeof(before), "%s", footprint());
+	ck_assert_str_eq(as_worker(expand(attacks[_i], sql, sizeof(sql)), state), "42501");
+	ck_assert_str_eq(footprint(), before);
+	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+}
+END_TEST
+
+/* The positive control: the same login works, reads, and the API serves with it. */
+START_TEST(test_worker_can)
+{
+	const char *h[] = { "Content-Type: application/json", fx.auth_a, NULL };
+	char state[6];
+	struct http_resp r;
+
+	ck_assert_str_eq(as_worker("SELECT id, account_number, balance FROM accounts", state),
+	    "00000");
+	ck_assert_str_eq(as_worker("SELECT id, name, currency FROM merchants", state), "00000");
+	ck_assert_str_eq(as_worker("SELECT mp_environment()", state), "00000");
+	ck_assert_int_eq(http_do("POST", "/api/v1/payment/create-session", h,
+	    "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\",\"price\":1.00}]}", -1, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+}
+END_TEST
+
+/*
+ * The security definer functions the role can reach are exactly the intents, and each
+ * checks what it is asked: without the customer's PIN a wallet pays nothing (the attempt is
+ * counted), without the merchant's PIN no transfer moves money.
+ */
+START_TEST(test_intents_check_themselves)
+{
+	char before[256], sql[512], state[6];
+	const char *fail0;
+
+	ck_assert_str_eq(db_value("SELECT string_agg(p.proname, ',' ORDER BY p.proname)"
+	    " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prosecdef AND"
+	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
+	    NULL), "mp_cancel_session,mp_pay_test_card,mp_pay_wallet,mp_purge_idempotency,"
+	    "mp_transfer_send");
+	snprintf(before, sizeof(before), "%s", footprint());
+	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
+	ck_assert_ptr_nonnull(fail0);
+	ck_assert_str_eq(fail0, "0");
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM mp_pay_wallet('%s', '%s', '\\x%064d',"
+	    " '\\x%064d') WHERE outcome = 'wrong_pin'", session, customer, 0, 0);
+	ck_assert_str_eq(as_worker(sql, state), "00000");
+	ck_assert_str_eq(db_value("SELECT pin_failures FROM accounts WHERE account_number = $1",
+	    customer), "1");
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM mp_transfer_send(%s, '\\x%064d', '\\x%064d',"
+	    " extract(epoch FROM now())::bigint, 'attackerattackerattacker', ARRAY['%s'],"
+	    " ARRAY[100]::bigint[], 'UTC') WHERE outcome IN ('wrong_pin', 'not_enabled')",
+	    fx.merchant_a, 0, 0, vendor);
+	ck_assert_str_eq(as_worker(sql, state), "00000");
+	ck_assert_str_eq(footprint(), before);
+}
+END_TEST
+
+/* A test card pays only when the database serves the sandbox (mp_settings). */
+START_TEST(test_test_card_needs_sandbox_database)
+{
+	char before[256], sql[512], state[6];
+
+	snprintf(before, sizeof(before), "%s", footprint());
+	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'production'"
+	    " RETURNING 1", NULL));
+	snprintf(sql, sizeof(sql), "SELECT * FROM mp_pay_test_card('%s', 'visa', '4242', NULL)",
+	    session);
+	ck_assert_str_eq(as_worker(sql, state), "MP021");
+	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
+	    " RETURNING 1", NULL));
+	ck_assert_str_eq(footprint(), before);
+	/* The positive control: in the sandbox the same call pays. */
+	ck_assert_str_eq(as_worker(sql, state), "00000");
+	ck_assert_str_eq(db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid",
+	    session), "paid");
+	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+}
+END_TEST
+
+static void
+setup(void)
+{
+	const char *h[] = { "Content-Type: application/json", fx.auth_a, NULL }, *s;
+	struct http_resp r;
+	char args[96];
+
+	need((s = ctl("account create --kind customer")) != NULL, "customer");
+	snprintf(customer, sizeof(customer), "%s", s);
+	need(ctl("account deposit %s 100.00", customer) != NULL, "deposit");
+	need(sh("printf %%s 4321 | " CTL "account pin %s >/dev/null", customer) == 0, "pin");
+	need((s = ctl("account create --kind vendor")) != NULL, "vendor");
+	snprintf(vendor, sizeof(vendor), "%s", s);
+	snprintf(args, sizeof(args), "account create --kind merchant --merchant %s",
+	    fx.merchant_a);
+	s = db_value("SELECT account_number FROM accounts WHERE kind = 'merchant' AND"
+	    " merchant_id = $1::bigint", fx.merchant_a);
+	need((s = s != NULL ? s : ctl("%s", args)) != NULL, "merchant account");
+	snprintf(merchant_acct, sizeof(merchant_acct), "%s", s);
+	need((s = db_value("SELECT id FROM accounts WHERE kind = 'system' AND currency = 'AFN'",
+	    NULL)) != NULL, "the funding account");
+	snprintf(system_id, sizeof(system_id), "%s", s);
+	need((s = db_value("SELECT id FROM accounts WHERE account_number = $1", customer)) != NULL,
+	    "customer id");
+	snprintf(customer_id, sizeof(customer_id), "%s", s);
+	need((s = db_value("SELECT id FROM accounts WHERE account_number = $1", merchant_acct)) !=
+	    NULL, "merchant account id");
+	snprintf(merchant_acct_id, sizeof(merchant_acct_id), "%s", s);
+	need(http_do("POST", "/api/v1/payment/create-session", h,
+	    "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\",\"price\":1.00}]}", -1, &r) == 0 &&
+	    r.status == 200 && http_json_str(&r, "session_id") != NULL, "create-session");
+	snprintf(session, sizeof(session), "%s", http_json_str(&r, "session_id"));
+	http_free(&r);
+}
+
+int
+main(void)
+{
+	Suite *s = suite_create("intents");
+	TCase *t = tcase_create("a compromised worker");
+	int rc;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	setup();
+	tcase_set_timeout(t, 60);
+	tcase_add_loop_test(t, test_worker_cannot, 0, NATTACKS);
+	tcase_add_test(t, test_worker_can);
+	tcase_add_test(t, test_intents_check_themselves);
+	tcase_add_test(t, test_test_card_needs_sandbox_database);
+	suite_add_tcase(s, t);
+	rc = fixture_run(s);
+	curl_global_cleanup();
+	return rc;
+}
