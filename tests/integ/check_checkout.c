@@ -10,6 +10,7 @@
 #include "crypto.h"
 #include "checkout_form.h"
 #include "fixture.h"
+#include "pin.h"
 #include "http.h"
 
 #define SUCCESS_URL "https://shop.example/done?a=1#top"
@@ -209,6 +210,87 @@ START_TEST(test_pin_lockout)
 	ck_assert_int_eq(r.status, 303);
 	http_free(&r);
 	ck_assert_str_eq(status_of(id), "paid");
+}
+END_TEST
+
+/* After pin_max_locks timed locks the next is for good: only the operator lifts it. */
+START_TEST(test_pin_hard_lock)
+{
+	char id[37], acct[16];
+	struct http_resp r;
+	int i;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	/* Three timed locks already behind it (escalation itself: check_transfer_race). */
+	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET pin_locks = 3 WHERE account_number ="
+	    " $1 RETURNING 1", acct));
+	for (i = 0; i < 5; i++) {
+		pay_wallet(id, acct, "0000", &r);
+		ck_assert_int_eq(r.status, 200);
+		if (i == 4)
+			ck_assert_msg(strstr(r.body, "locked until the service") != NULL, "%s", r.body);
+		http_free(&r);
+	}
+	ck_assert_str_eq(db_value("SELECT pin_locked_until = 'infinity' FROM accounts WHERE"
+	    " account_number = $1", acct), "t");
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "locked until the service"));
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "open");
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account unlock %s"
+	    " >/dev/null", acct), 0);
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_locks FROM accounts WHERE"
+	    " account_number = $1", acct), "0/0");
+}
+END_TEST
+
+/*
+ * Equal PINs of different owners have different digests; a digest of the older scheme (the
+ * PIN alone) still opens the wallet, is counted when wrong, and is replaced by the
+ * per-owner digest on the first right PIN.
+ */
+START_TEST(test_pin_digest_per_owner)
+{
+	char id[37], acct[16], other[16], digest[PIN_DIGEST_LEN], legacy[PIN_DIGEST_LEN];
+	char pepper[512], owner[64];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_customer(NULL, other);
+	ck_assert_int_eq(sh("printf %%s 1234 | \"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant"
+	    " pin %s >/dev/null", fx.merchant_b), 0);
+	ck_assert_str_eq(db_valuev("SELECT count(DISTINCT d) || '/' || count(*) FROM (SELECT"
+	    " pin_digest d FROM accounts WHERE account_number IN ($1, $2) UNION ALL SELECT"
+	    " pin_digest FROM merchants WHERE id = $3::bigint) x", 3,
+	    (const char *const[]){ acct, other, fx.merchant_b }), "3/3");
+	/* The wallet's PIN as the older scheme stored it. */
+	snprintf(pepper, sizeof(pepper), "%s/pin-pepper", getenv("MARKETPAY_STACK_DIR"));
+	snprintf(owner, sizeof(owner), "account:%s", acct);
+	ck_assert_int_eq(pin_digest(pepper, owner, "1234", digest, legacy), 0);
+	ck_assert_str_eq(db_valuev("SELECT pin_digest = $2::bytea FROM accounts WHERE"
+	    " account_number = $1", 2, (const char *const[]){ acct, digest }), "t");
+	ck_assert_ptr_nonnull(db_valuev("UPDATE accounts SET pin_digest = $2::bytea, pin_scheme = 1"
+	    " WHERE account_number = $1 RETURNING 1", 2, (const char *const[]){ acct, legacy }));
+	new_session("10", true, id);
+	pay_wallet(id, acct, "9999", &r);
+	ck_assert_int_eq(r.status, 200);
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_scheme FROM accounts WHERE"
+	    " account_number = $1", acct), "1/1");
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+	ck_assert_str_eq(db_valuev("SELECT pin_scheme || '/' || pin_failures || '/' ||"
+	    " (pin_digest = $2::bytea) FROM accounts WHERE account_number = $1", 2,
+	    (const char *const[]){ acct, digest }), "2/0/true");
+	crypto_wipe(legacy, sizeof(legacy));
 }
 END_TEST
 
@@ -562,6 +644,8 @@ checkout_suite(void)
 	tcase_add_test(t, test_wallet_success);
 	tcase_add_test(t, test_wrong_pin_then_right);
 	tcase_add_test(t, test_pin_lockout);
+	tcase_add_test(t, test_pin_hard_lock);
+	tcase_add_test(t, test_pin_digest_per_owner);
 	tcase_add_test(t, test_insufficient_funds);
 	tcase_add_test(t, test_expired);
 	tcase_add_test(t, test_cancel);

@@ -16,6 +16,7 @@
 #include "http.h"
 
 #define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
+#define CTL_PROD "\"$MARKETPAYCTL\" -c \"$MARKETPAY_STACK_DIR/prod.conf\" "
 
 /* Set up once before the cases (they run forked and inherit it). */
 static char customer[16], vendor[16], merchant_acct[16], system_id[32], customer_id[32];
@@ -219,6 +220,49 @@ START_TEST(test_test_card_needs_sandbox_database)
 }
 END_TEST
 
+/*
+ * A program configured for production, pointed at this sandbox database, refuses it: the
+ * workers answer 503 (the health check says the database is unusable) and log why,
+ * webhookd delivers nothing, marketpayctl exits 1 and cannot re-label the database.
+ */
+START_TEST(test_other_environment_refused)
+{
+	const char *h[] = { NULL };
+	struct http_resp r;
+	char before[256];
+
+	snprintf(before, sizeof(before), "%s", footprint());
+	ck_assert_int_eq(sh("cd \"$MARKETPAY_STACK_DIR\" && sed 's/^environment = .*/environment"
+	    " = production/' marketpay.conf > prod.conf && sed 's/^environment = .*/environment ="
+	    " production/' webhookd.conf > prod-webhookd.conf"), 0);
+	ck_assert_int_ne(sh(CTL_PROD "ledger verify 2>\"$MARKETPAY_STACK_DIR/prod.err\""), 0);
+	ck_assert_int_eq(sh("grep -q 'the database serves sandbox, this program is configured for"
+	    " production' \"$MARKETPAY_STACK_DIR/prod.err\""), 0);
+	ck_assert_int_ne(sh(CTL_PROD "db migrate >/dev/null 2>&1"), 0);
+	ck_assert_int_ne(sh(CTL_PROD "key create %s >/dev/null 2>&1", fx.merchant_a), 0);
+	ck_assert_int_eq(sh("timeout 3 \"$MARKETPAY_WEBHOOKD\" -c \"$MARKETPAY_STACK_DIR/"
+	    "prod-webhookd.conf\" 2>\"$MARKETPAY_STACK_DIR/prod.err\"; grep -q 'the database serves"
+	    " sandbox' \"$MARKETPAY_STACK_DIR/prod.err\""), 0);
+	/* The pool, restarted with a production worker.conf, then as it was. */
+	ck_assert_int_eq(sh("d=\"$MARKETPAY_STACK_DIR\" && \"$MP_STACK\" pool-stop \"$d\" && cp"
+	    " \"$d/worker.conf\" \"$d/worker.conf.orig\" && sed -i 's/^environment = .*/environment"
+	    " = production/' \"$d/worker.conf\" && \"$MP_STACK\" pool-start \"$d\" >/dev/null"), 0);
+	ck_assert_int_eq(http_do("GET", "/api/v1/health", h, NULL, 0, &r), 0);
+	ck_assert_msg(r.status == 503, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_int_eq(sh("grep -q 'the database serves sandbox, this program is configured for"
+	    " production: refusing it' \"$MARKETPAY_STACK_DIR/fcgi.log\""), 0);
+	ck_assert_int_eq(sh("d=\"$MARKETPAY_STACK_DIR\" && \"$MP_STACK\" pool-stop \"$d\" && mv"
+	    " \"$d/worker.conf.orig\" \"$d/worker.conf\" && \"$MP_STACK\" pool-start \"$d\""
+	    " >/dev/null"), 0);
+	ck_assert_int_eq(http_do("GET", "/api/v1/health", h, NULL, 0, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT environment FROM mp_settings", NULL), "sandbox");
+	ck_assert_str_eq(footprint(), before);
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -269,6 +313,7 @@ main(void)
 	tcase_add_test(t, test_worker_can);
 	tcase_add_test(t, test_intents_check_themselves);
 	tcase_add_test(t, test_test_card_needs_sandbox_database);
+	tcase_add_test(t, test_other_environment_refused);
 	suite_add_tcase(s, t);
 	rc = fixture_run(s);
 	curl_global_cleanup();
