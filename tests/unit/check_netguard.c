@@ -1,15 +1,19 @@
 /*
  * Unit tests of the webhook target guard: which addresses netguard refuses (every
- * special-purpose range, a few public addresses beside them).
+ * special-purpose range, a few public addresses beside them), and the URL check
+ * marketpayctl makes before it stores a merchant's webhook URL.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <check.h>
 
+#include "config.h"
 #include "netguard.h"
+#include "webhook_url.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -209,16 +213,121 @@ START_TEST(test_host)
 }
 END_TEST
 
+enum { SANDBOX, PRODUCTION, ALLOW_PRIVATE };
+
+struct url_case {
+	const char *url;
+	int setting;        /* the configuration it is checked under */
+	const char *says;   /* a piece of the refusal; NULL: accepted */
+};
+
+static const struct url_case urls[] = {
+	{ "https://example.com/hook", SANDBOX, NULL },
+	{ "http://example.com/hook", SANDBOX, NULL },
+	{ "https://example.com/hook", PRODUCTION, NULL },
+	{ "https://example.com:8443/h?x=1#f", PRODUCTION, NULL },
+	{ "https://8.8.8.8/h", PRODUCTION, NULL },
+	{ "https://[2606:4700::1111]:443/h", PRODUCTION, NULL },
+	{ "http://127.0.0.1:5432/", ALLOW_PRIVATE, NULL },
+	{ "http://localhost:8080/", ALLOW_PRIVATE, NULL },
+	{ "http://[::1]/h", ALLOW_PRIVATE, NULL },
+	/* Internal hosts, in every spelling. */
+	{ "http://127.0.0.1:5432/", SANDBOX, "names 127.0.0.1, a loopback address: webhooks go"
+	    " only to public addresses (webhook_allow_private is off)" },
+	{ "http://localhost:8080/", SANDBOX, "names localhost, a loopback name" },
+	{ "http://LOCALHOST./", SANDBOX, "a loopback name" },
+	{ "https://shop.localhost/h", PRODUCTION, "a loopback name" },
+	{ "http://169.254.169.254/latest/meta-data/", SANDBOX, "a link-local address" },
+	{ "http://[::1]/", SANDBOX, "names ::1, a loopback address" },
+	{ "http://[::1]:8080/", SANDBOX, "a loopback address" },
+	{ "http://[::ffff:127.0.0.1]/", SANDBOX, "a loopback address" },
+	{ "http://[::]/", SANDBOX, "an unspecified address" },
+	{ "http://0.0.0.0/", SANDBOX, "an unspecified address" },
+	{ "http://0/", SANDBOX, "an unspecified address" },
+	{ "http://2130706433/", SANDBOX, "names 2130706433, a loopback address" },
+	{ "http://0x7f.1/", SANDBOX, "names 0x7f.1, a loopback address" },
+	{ "http://0177.0.0.1/", SANDBOX, "a loopback address" },
+	{ "http://127.1/", SANDBOX, "a loopback address" },
+	{ "http://127.0.0.1./", SANDBOX, "a loopback address" },
+	{ "http://10.0.0.5/", SANDBOX, "a private address" },
+	{ "http://172.16.0.1/", SANDBOX, "a private address" },
+	{ "http://192.168.1.1/", SANDBOX, "a private address" },
+	{ "http://100.64.0.1/", SANDBOX, "a shared (carrier-grade NAT) address" },
+	{ "http://[fd00::1]/", SANDBOX, "a unique local (private) address" },
+	{ "http://[fe80::1]/", SANDBOX, "a link-local address" },
+	{ "http://224.0.0.1/", SANDBOX, "a multicast address" },
+	{ "http://255.255.255.255/", SANDBOX, "the broadcast address" },
+	{ "https://127.0.0.1/", PRODUCTION, "a loopback address" },
+	/* Forms the database's CHECK (^https?://) or the URL rules refuse. */
+	{ "HTTP://example.com/", SANDBOX, "must begin with http:// or https:// in lower case" },
+	{ "Https://example.com/", ALLOW_PRIVATE, "in lower case" },
+	{ "ftp://example.com/", SANDBOX, "must be an absolute http or https URL" },
+	{ "https://user@example.com/", SANDBOX, "must be an absolute http or https URL" },
+	{ "http://example.com/hook", PRODUCTION, "must be an https:// URL in production" },
+	{ "http://[::1/", ALLOW_PRIVATE, "has a [ without ]" },
+	{ "http://[::1]x/", ALLOW_PRIVATE, "something other than a port after ]" },
+	{ "http://[example.com]/", ALLOW_PRIVATE, "not an IPv6 address" },
+	{ "http://[fe80::1%25eth0]/", ALLOW_PRIVATE, "not an IPv6 address" },
+	{ "http://%31%32%37.0.0.1/", SANDBOX, "no %-encoding" },
+	{ "http://example.com:/", SANDBOX, "a port from 1 to 65535" },
+	{ "http://example.com:0/", SANDBOX, "a port from 1 to 65535" },
+	{ "http://example.com:65536/", SANDBOX, "a port from 1 to 65535" },
+	{ "http://example.com:80:80/", SANDBOX, "a port from 1 to 65535" },
+	{ "http://example.com:8o/", SANDBOX, "a port from 1 to 65535" },
+	{ "http://example.com:65535/", SANDBOX, NULL },
+};
+
+START_TEST(test_url)
+{
+	const struct url_case *c = &urls[_i];
+	struct config cfg;
+	char msg[512] = "";
+	bool ok;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.environment = c->setting == PRODUCTION ? CONFIG_PRODUCTION : CONFIG_SANDBOX;
+	cfg.webhook_allow_private = c->setting == ALLOW_PRIVATE;
+	ok = webhook_url_check(c->url, &cfg, msg, sizeof(msg));
+	if (c->says == NULL)
+		ck_assert_msg(ok, "%s refused: %s", c->url, msg);
+	else
+		ck_assert_msg(!ok && strstr(msg, c->says) != NULL, "%s: %s \"%s\", want \"%s\"",
+		    c->url, ok ? "accepted" : "refused with", msg, c->says);
+}
+END_TEST
+
+/* A host longer than any DNS name is refused, one of 253 characters is not. */
+START_TEST(test_url_long_host)
+{
+	struct config cfg;
+	char url[512], msg[512];
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(url, 'a', sizeof(url));
+	memcpy(url, "https://", 8);
+	strcpy(url + 8 + 253, "/");
+	ck_assert_msg(webhook_url_check(url, &cfg, msg, sizeof(msg)), "%s", msg);
+	url[8 + 253] = 'a';
+	strcpy(url + 8 + 254, "/");
+	ck_assert(!webhook_url_check(url, &cfg, msg, sizeof(msg)));
+	ck_assert_ptr_nonnull(strstr(msg, "1 to 253 characters"));
+}
+END_TEST
+
 static Suite *
 netguard_suite(void)
 {
 	Suite *s = suite_create("netguard");
 	TCase *a = tcase_create("addresses");
+	TCase *u = tcase_create("urls");
 
 	tcase_add_loop_test(a, test_address, 0, NELEM(addrs));
 	tcase_add_test(a, test_unknown_family);
 	tcase_add_loop_test(a, test_host, 0, NELEM(hosts));
 	suite_add_tcase(s, a);
+	tcase_add_loop_test(u, test_url, 0, NELEM(urls));
+	tcase_add_test(u, test_url_long_host);
+	suite_add_tcase(s, u);
 	return s;
 }
 
