@@ -40,6 +40,7 @@ struct config {
 	long webhook_timeout;      /* seconds per delivery attempt */
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
 	long webhook_senders;      /* delivery processes of one marketpay-webhookd */
+	long webhook_allow_private; /* 1: webhooks may go to loopback, private, ... addresses */
 };
 
 enum config_kind {

@@ -3,12 +3,13 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "valid.h"
+#include "webhook_url.h"
 
 int
 ctl_merchant_create(struct ctl *c, int argc, char **argv)
 {
 	const char *name = NULL, *currency = c->cfg.currency, *webhook = NULL, *p[3];
+	char why[512];
 	PGresult *r;
 	int i;
 
@@ -27,8 +28,8 @@ ctl_merchant_create(struct ctl *c, int argc, char **argv)
 		return ctl_fail("--name is required, 1 to 200 characters");
 	if (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3)
 		return ctl_fail("--currency must be a three-letter ISO 4217 code such as AFN");
-	if (webhook != NULL && !valid_http_url(webhook))
-		return ctl_fail("--webhook-url must be an absolute http or https URL");
+	if (webhook != NULL && !webhook_url_check(webhook, &c->cfg, why, sizeof(why)))
+		return ctl_fail("--webhook-url %s", why);
 	p[0] = name;
 	p[1] = currency;
 	p[2] = webhook;

@@ -4,8 +4,8 @@
 
 #include "crypto.h"
 #include "ctl.h"
-#include "valid.h"
 #include "webhook_sign.h"
+#include "webhook_url.h"
 
 #define EVENT_ID_LEN 36   /* "evt_" + 32 hexadecimal digits */
 
@@ -69,6 +69,7 @@ int
 ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 {
 	const char *url = NULL;
+	char why[512];
 	int i, keep = 0;
 
 	for (i = 1; i < argc; i++) {
@@ -82,8 +83,8 @@ ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc || url == NULL)
 		return ctl_fail("usage: marketpayctl merchant webhook MERCHANT_ID --url URL "
 		    "[--keep-secret]");
-	if (!valid_http_url(url))
-		return ctl_fail("--url must be an absolute http or https URL");
+	if (!webhook_url_check(url, &c->cfg, why, sizeof(why)))
+		return ctl_fail("--url %s", why);
 	return set_webhook(c, argv[0], url, keep);
 }
 

@@ -223,6 +223,9 @@ main(int argc, char **argv)
 	}
 	log_msg(LOG_LVL_INFO, NULL, "started: %ld senders, poll every %lds, attempt timeout %lds",
 	    cfg.webhook_senders, cfg.webhook_poll_interval, cfg.webhook_timeout);
+	if (cfg.webhook_allow_private)
+		log_msg(LOG_LVL_WARN, NULL, "webhook_allow_private is on: webhooks may go to "
+		    "loopback, private and other internal addresses");
 	supervise(&cfg, &waitmask);
 	log_msg(LOG_LVL_INFO, NULL, "stopping on signal");
 	rc = 0;

@@ -149,7 +149,8 @@ webhook_new(const struct config *cfg, char *err, size_t errlen)
 		    cfg->secrets_key_file, CRYPTO_KEY_LEN);
 		goto fail;
 	}
-	if ((w->post = webhook_post_new(cfg->webhook_timeout)) == NULL) {
+	if ((w->post = webhook_post_new(cfg->webhook_timeout, cfg->webhook_allow_private)) ==
+	    NULL) {
 		snprintf(err, errlen, "cannot set up libcurl");
 		goto fail;
 	}

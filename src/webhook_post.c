@@ -2,10 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <curl/curl.h>
 
+#include "netguard.h"
 #include "webhook_post.h"
 #include "webhook_sign.h"
 
@@ -16,6 +18,8 @@
 struct webhook_post {
 	CURL *curl;
 	char errbuf[CURL_ERROR_SIZE];
+	bool allow_private;
+	char refused[128];   /* the address open_socket last refused, and why; "" = none */
 };
 
 /* The receiver's answer body says nothing we keep: read and drop it. */
@@ -25,6 +29,23 @@ discard(char *data, size_t size, size_t n, void *arg)
 	(void)data;
 	(void)arg;
 	return size * n;
+}
+
+/*
+ * libcurl's socket opener, called for every address it is about to connect to, after DNS:
+ * an internal address is refused here, so a name that resolves (or later re-resolves) to
+ * one gets no connection.
+ */
+static curl_socket_t
+open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct webhook_post *p = arg;
+
+	(void)purpose;
+	if (!p->allow_private && netguard_refuse(&a->addr, a->addrlen, p->refused,
+	    sizeof(p->refused)))
+		return CURL_SOCKET_BAD;
+	return socket(a->family, a->socktype, a->protocol);
 }
 
 /* The options every request shares, set once: the handle keeps them between requests. */
@@ -38,6 +59,8 @@ set_fixed(struct webhook_post *p, long timeout)
 	    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout) != CURLE_OK ||
 	    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket) != CURLE_OK ||
+	    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, p) != CURLE_OK ||
 #if LIBCURL_VERSION_NUM >= 0x075500
 	    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
 #else
@@ -50,14 +73,15 @@ set_fixed(struct webhook_post *p, long timeout)
 }
 
 struct webhook_post *
-webhook_post_new(long timeout)
+webhook_post_new(long timeout, bool allow_private)
 {
 	struct webhook_post *p = NULL;
 
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 		return NULL;
-	if ((p = calloc(1, sizeof(*p))) == NULL || (p->curl = curl_easy_init()) == NULL ||
-	    set_fixed(p, timeout) != 0) {
+	if ((p = calloc(1, sizeof(*p))) != NULL)
+		p->allow_private = allow_private;
+	if (p == NULL || (p->curl = curl_easy_init()) == NULL || set_fixed(p, timeout) != 0) {
 		webhook_post_free(p);
 		if (p == NULL)
 			curl_global_cleanup();
@@ -132,6 +156,7 @@ webhook_post_send(struct webhook_post *p, const char *url, const char *secret,
 	if ((list = make_headers(secret, id, body, len, res)) == NULL)
 		goto out;
 	p->errbuf[0] = '\0';
+	p->refused[0] = '\0';
 	if (curl_easy_setopt(p->curl, CURLOPT_URL, url) != CURLE_OK ||
 	    curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, list) != CURLE_OK ||
 	    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len) != CURLE_OK ||
@@ -142,7 +167,11 @@ webhook_post_send(struct webhook_post *p, const char *url, const char *secret,
 	cc = curl_easy_perform(p->curl);
 	if (curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &res->http_status) != CURLE_OK)
 		res->http_status = 0;
-	if (cc != CURLE_OK)
+	/* Said plainly: curl itself only knows that no connection came about. */
+	if (cc == CURLE_COULDNT_CONNECT && p->refused[0] != '\0')
+		snprintf(res->error, sizeof(res->error), "refused: %s (webhook_allow_private is "
+		    "off)", p->refused);
+	else if (cc != CURLE_OK)
 		snprintf(res->error, sizeof(res->error), "%s", p->errbuf[0] != '\0' ? p->errbuf :
 		    curl_easy_strerror(cc));
 	else if (res->http_status >= 200 && res->http_status <= 299)

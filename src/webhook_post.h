@@ -1,6 +1,7 @@
 #ifndef MP_WEBHOOK_POST_H
 #define MP_WEBHOOK_POST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -17,10 +18,11 @@ struct webhook_result {
 };
 
 /*
- * A client whose requests give up after timeout seconds. Returns NULL when libcurl cannot
- * be set up. Free with webhook_post_free.
+ * A client whose requests give up after timeout seconds and, unless allow_private, never
+ * connect to an address netguard refuses. Returns NULL when libcurl cannot be set up.
+ * Free with webhook_post_free.
  */
-struct webhook_post *webhook_post_new(long timeout);
+struct webhook_post *webhook_post_new(long timeout, bool allow_private);
 
 /* Closes the client's connections and frees it (NULL is fine). */
 void webhook_post_free(struct webhook_post *p);

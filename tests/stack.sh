@@ -88,6 +88,9 @@ log_file = stderr
 secrets_key_file = $dir/secrets.key
 pepper_file = $dir/pin-pepper
 pin_key_file = $dir/pin-key.pem
+# The stack's webhook receiver, the tests' endpoints and a developer's own under dev/run all
+# listen on loopback, which marketpay-webhookd and marketpayctl refuse unless this is on.
+webhook_allow_private = 1
 ${MP_CONF_EXTRA:-}
 CONF
 }

@@ -250,13 +250,31 @@ START_TEST(test_receiver_down)
 }
 END_TEST
 
+/*
+ * Waits until event ev is dead, then checks that each attempt of the schedule was made and
+ * recorded without an HTTP answer, with an error LIKE reason, the event's last_error too.
+ */
+static void
+assert_dead(const char *ev, const char *reason)
+{
+	const char *p[2] = { ev, reason };
+	char want[64];
+
+	wait_status(ev, "dead");
+	snprintf(want, sizeof(want), "dead %d true", RETRIES + 1);
+	ck_assert_str_eq(db_valuev("SELECT status || ' ' || attempts || ' ' ||"
+	    " (last_error LIKE $2) FROM webhook_events WHERE id = $1", 2, p), want);
+	snprintf(want, sizeof(want), "%d true", RETRIES + 1);
+	ck_assert_str_eq(db_valuev("SELECT count(*) || ' ' || bool_and(http_status IS NULL"
+	    " AND error LIKE $2) FROM webhook_attempts WHERE event_id = $1", 2, p), want);
+}
+
 /* Events that can never go out: every attempt recorded with its reason, then dead. */
 START_TEST(test_dead)
 {
-	char closed[32], nosecret[32], nourl[32], ev[3][64], want[64];
+	char closed[32], nosecret[32], nourl[32], ev[3][64];
 	const char *reason[3] = { "%onnect%", "merchant has no webhook secret%",
 	    "merchant has no webhook_url" };
-	const char *p[2];
 	int i;
 
 	snprintf(closed, sizeof(closed), "%s", ctl("merchant create --name 'Closed port'"));
@@ -267,16 +285,8 @@ START_TEST(test_dead)
 	snprintf(ev[0], sizeof(ev[0]), "%s", insert_event(closed, "{}"));
 	snprintf(ev[1], sizeof(ev[1]), "%s", insert_event(nosecret, "{}"));
 	snprintf(ev[2], sizeof(ev[2]), "%s", insert_event(nourl, "{}"));
-	snprintf(want, sizeof(want), "dead %d true", RETRIES + 1);
 	for (i = 0; i < 3; i++) {
-		wait_status(ev[i], "dead");
-		p[0] = ev[i];
-		p[1] = reason[i];
-		ck_assert_str_eq(db_valuev("SELECT status || ' ' || attempts || ' ' ||"
-		    " (last_error LIKE $2) FROM webhook_events WHERE id = $1", 2, p), want);
-		ck_assert_str_eq(db_valuev("SELECT count(*) || ' ' || bool_and(http_status IS NULL"
-		    " AND error LIKE $2) FROM webhook_attempts WHERE event_id = $1", 2, p),
-		    "4 true");
+		assert_dead(ev[i], reason[i]);
 		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list"
 		    " --status dead | awk -F'\\t' '$1 == \"%s\" && $3 == \"payment.succeeded\" &&"
 		    " $4 == \"dead\" && $5 == \"%d\" && $6 ~ /^[0-9-]+T[0-9:]+[+]00:00$/ && NF == 6"
@@ -463,15 +473,14 @@ slow_server(int *port, int ready)
 	return pid;
 }
 
-/* The stack's config with webhook_senders = 1: one delivery in hand at a time. */
+/* The stack's config with line added (a later key wins) as file name; its path, static. */
 static const char *
-one_sender_config(void)
+config_plus(const char *name, const char *line)
 {
 	static char path[1024];
 
-	snprintf(path, sizeof(path), "%s", stack_file("one-sender.conf"));
-	ck_assert_int_eq(sh("(cat \"$MARKETPAY_CONFIG\"; echo 'webhook_senders = 1') >'%s'", path),
-	    0);
+	snprintf(path, sizeof(path), "%s", stack_file(name));
+	ck_assert_int_eq(sh("(cat \"$MARKETPAY_CONFIG\"; echo '%s') >'%s'", line, path), 0);
 	return path;
 }
 
@@ -494,7 +503,8 @@ START_TEST(test_sigterm_finishes)
 	    m, port));
 	/* The stack's daemon and its senders (setsid: one process group) pause. */
 	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
-	b = start_daemon(one_sender_config(), log);
+	/* webhook_senders = 1: one delivery in hand at a time. */
+	b = start_daemon(config_plus("one-sender.conf", "webhook_senders = 1"), log);
 	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
 	snprintf(e1, sizeof(e1), "%s", insert_event(m, "{\"n\":1}"));
 	snprintf(e2, sizeof(e2), "%s", insert_event(m, "{\"n\":2}"));
@@ -525,6 +535,140 @@ START_TEST(test_sigterm_finishes)
 	waitpid(srv, NULL, 0);
 	close(fd[0]);
 	close(fd[1]);
+}
+END_TEST
+
+/*
+ * webhook_allow_private off: the receiver, on loopback, gets nothing. Each attempt is
+ * refused when the address is connected, recorded with the reason, and the event dies on
+ * the schedule like any other; the name localhost is judged by what it resolves to. With
+ * the switch on (the stack's daemon) the same events go out once redelivered.
+ */
+START_TEST(test_private_refused)
+{
+	const char *want[2] = { "refused: 127.0.0.1 is a loopback address"
+	    " (webhook_allow_private is off)", "refused: % is a loopback address"
+	    " (webhook_allow_private is off)" };
+	char log[1024], m[32], url[300], ev[2][64];
+	pid_t a = stack_daemon(), b;
+	int i;
+
+	snprintf(log, sizeof(log), "%s", stack_file("no-private.log"));
+	ck_assert_int_eq(strncmp(receiver, "http://127.0.0.1:", 17), 0);
+	snprintf(url, sizeof(url), "http://localhost%s", receiver + 16);
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Loopback by name'"));
+	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url %s", m, url));
+	quiet();
+	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
+	b = start_daemon(config_plus("no-private.conf", "webhook_allow_private = 0"), log);
+	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
+	ck_assert(!file_has(log, "webhook_allow_private is on", 0));
+	snprintf(ev[0], sizeof(ev[0]), "%s", insert_event(merchant, BODY));
+	snprintf(ev[1], sizeof(ev[1]), "%s", insert_event(m, BODY));
+	for (i = 0; i < 2; i++) {
+		assert_dead(ev[i], want[i]);
+		ck_assert_int_eq(receiver_wait(ev[i], 1, 500), 0);
+	}
+	ck_assert(file_has(log, "error=refused:", 0));
+	ck_assert_int_eq(stop_daemon(b), 0);
+	ck_assert_int_eq(kill(-a, SIGCONT), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_str_eq(ctl("webhook redeliver %s", ev[i]), ev[i]);
+		wait_status(ev[i], "delivered");
+		ck_assert_int_eq(receiver_wait(ev[i], 1, 5000), 1);
+	}
+}
+END_TEST
+
+struct ctl_case {
+	const char *conf;   /* "guarded" (webhook_allow_private = 0), "stack", "live" */
+	const char *url;
+	const char *says;   /* a piece of the message; NULL: accepted */
+};
+
+/* Hosts that are internal however they are written, and URLs the database would refuse. */
+static const struct ctl_case ctl_cases[] = {
+	{ "guarded", "http://127.0.0.1:5432/", "names 127.0.0.1, a loopback address" },
+	{ "guarded", "http://localhost:8080/", "names localhost, a loopback name" },
+	{ "guarded", "http://shop.localhost/hook", "a loopback name" },
+	{ "guarded", "http://169.254.169.254/latest/meta-data/", "a link-local address" },
+	{ "guarded", "http://[::1]/", "names ::1, a loopback address" },
+	{ "guarded", "http://[::ffff:127.0.0.1]/", "a loopback address" },
+	{ "guarded", "http://0.0.0.0/", "an unspecified address" },
+	{ "guarded", "http://2130706433/", "names 2130706433, a loopback address" },
+	{ "guarded", "http://0x7f.1/", "names 0x7f.1, a loopback address" },
+	{ "guarded", "http://0177.0.0.1/", "a loopback address" },
+	{ "guarded", "http://127.1/", "a loopback address" },
+	{ "guarded", "http://10.1.2.3/", "a private address" },
+	{ "guarded", "http://192.168.0.1/", "a private address" },
+	{ "guarded", "http://100.64.0.1/", "carrier-grade NAT" },
+	{ "guarded", "http://[fd00::1]/", "a unique local (private) address" },
+	{ "guarded", "HTTP://example.com/", "must begin with http:// or https:// in lower case" },
+	{ "stack", "HTTP://example.com/", "must begin with http:// or https:// in lower case" },
+	{ "stack", "Https://example.com/", "in lower case" },
+	{ "live", "http://example.com/hook", "must be an https:// URL in production" },
+	{ "live", "http://127.0.0.1/hook", "must be an https:// URL in production" },
+	{ "guarded", "https://example.com/hook", NULL },
+	{ "live", "https://example.com/hook", NULL },
+};
+
+/* The merchant's URL and sealed secret, hashed: what a refused command must not change. */
+static const char *
+webhook_row(const char *m)
+{
+	static char v[64];
+
+	snprintf(v, sizeof(v), "%s", db_value("SELECT md5(coalesce(webhook_url, '-') ||"
+	    " coalesce(encode(webhook_secret_sealed, 'hex'), '-')) FROM merchants WHERE id = $1",
+	    m));
+	return v;
+}
+
+/*
+ * marketpayctl merchant webhook and merchant create --webhook-url refuse those up front:
+ * exit status non-zero, a message naming the rule, the merchant's row and the number of
+ * merchants as they were. The switch off, or in production, a public https URL goes in.
+ */
+START_TEST(test_ctl_refuses_internal)
+{
+	const struct ctl_case *c = &ctl_cases[_i];
+	char conf[1024], err[1024], m[32], before[64], count[32];
+	const char *nmerchants = "SELECT count(*) FROM merchants";
+
+	if (strcmp(c->conf, "guarded") == 0)
+		snprintf(conf, sizeof(conf), "%s", config_plus("ctl-guarded.conf",
+		    "webhook_allow_private = 0"));
+	else if (strcmp(c->conf, "live") == 0)
+		snprintf(conf, sizeof(conf), "%s", config_plus("ctl-live.conf",
+		    "environment = production"));
+	else
+		snprintf(conf, sizeof(conf), "%s", env("MARKETPAY_CONFIG"));
+	snprintf(err, sizeof(err), "%s", stack_file("ctl-refused.err"));
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Guarded shop'"));
+	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url https://shop.example/hook", m));
+	snprintf(before, sizeof(before), "%s", webhook_row(m));
+	snprintf(count, sizeof(count), "%s", db_value(nmerchants, NULL));
+	if (c->says == NULL) {
+		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
+		    " --keep-secret", conf, m, c->url), 0);
+		ck_assert_str_eq(db_value("SELECT webhook_url FROM merchants WHERE id = $1", m),
+		    c->url);
+		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hooked"
+		    " --webhook-url '%s' >/dev/null", conf, c->url), 0);
+		return;
+	}
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
+	    " >/dev/null 2>'%s'", conf, m, c->url, err), 0);
+	ck_assert_msg(file_has(err, "marketpayctl: --url ", 0) && file_has(err, c->says, 0),
+	    "%s: it did not say \"%s\"", c->url, c->says);
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
+	    " --keep-secret 2>/dev/null", conf, m, c->url), 0);
+	ck_assert_str_eq(webhook_row(m), before);
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hostile"
+	    " --webhook-url '%s' >/dev/null 2>'%s'", conf, c->url, err), 0);
+	ck_assert_msg(file_has(err, "marketpayctl: --webhook-url ", 0) && file_has(err, c->says,
+	    0), "%s: it did not say \"%s\" for --webhook-url", c->url, c->says);
+	ck_assert_str_eq(db_value(nmerchants, NULL), count);
 }
 END_TEST
 
@@ -560,6 +704,9 @@ webhook_suite(void)
 	tcase_add_test(t, test_ctl);
 	tcase_add_test(t, test_two_daemons);
 	tcase_add_test(t, test_sigterm_finishes);
+	tcase_add_test(t, test_private_refused);
+	tcase_add_loop_test(t, test_ctl_refuses_internal, 0,
+	    sizeof(ctl_cases) / sizeof(ctl_cases[0]));
 	/* Last: it restarts PostgreSQL. */
 	tcase_add_test(t, test_reconnect);
 	suite_add_tcase(s, t);
