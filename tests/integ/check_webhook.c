@@ -643,11 +643,17 @@ START_TEST(test_ctl_refuses_internal)
 		    "environment = production"));
 	else
 		snprintf(conf, sizeof(conf), "%s", env("MARKETPAY_CONFIG"));
+	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
+	    " RETURNING 1", NULL));
 	snprintf(err, sizeof(err), "%s", stack_file("ctl-refused.err"));
 	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Guarded shop'"));
 	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url https://shop.example/hook", m));
 	snprintf(before, sizeof(before), "%s", webhook_row(m));
 	snprintf(count, sizeof(count), "%s", db_value(nmerchants, NULL));
+	/* marketpayctl refuses a database of the other environment: this one says it is one. */
+	if (strcmp(c->conf, "live") == 0)
+		ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'production'"
+		    " RETURNING 1", NULL));
 	if (c->says == NULL) {
 		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
 		    " --keep-secret", conf, m, c->url), 0);
@@ -655,6 +661,8 @@ START_TEST(test_ctl_refuses_internal)
 		    c->url);
 		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hooked"
 		    " --webhook-url '%s' >/dev/null", conf, c->url), 0);
+		ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
+		    " RETURNING 1", NULL));
 		return;
 	}
 	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
@@ -669,6 +677,8 @@ START_TEST(test_ctl_refuses_internal)
 	ck_assert_msg(file_has(err, "marketpayctl: --webhook-url ", 0) && file_has(err, c->says,
 	    0), "%s: it did not say \"%s\" for --webhook-url", c->url, c->says);
 	ck_assert_str_eq(db_value(nmerchants, NULL), count);
+	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
+	    " RETURNING 1", NULL));
 }
 END_TEST
 
