@@ -263,6 +263,21 @@ START_TEST(test_other_environment_refused)
 }
 END_TEST
 
+/*
+ * Account numbers do not come from random(): with its seed fixed, random() repeats itself,
+ * and two account numbers made after the same setseed() must still differ.
+ */
+START_TEST(test_account_numbers_unpredictable)
+{
+	ck_assert_str_eq(db_value("WITH a AS (SELECT setseed(0.42)), b AS (SELECT"
+	    " mp_new_account_number('CU') n FROM a), c AS (SELECT setseed(0.42) FROM b),"
+	    " d AS (SELECT mp_new_account_number('CU') n FROM c), e AS (SELECT setseed(0.42) FROM d),"
+	    " f AS (SELECT random() r FROM e), g AS (SELECT setseed(0.42) FROM f),"
+	    " h AS (SELECT random() r FROM g)"
+	    " SELECT (b.n <> d.n) || '/' || (f.r = h.r) FROM b, d, f, h", NULL), "true/true");
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -314,6 +329,7 @@ main(void)
 	tcase_add_test(t, test_intents_check_themselves);
 	tcase_add_test(t, test_test_card_needs_sandbox_database);
 	tcase_add_test(t, test_other_environment_refused);
+	tcase_add_test(t, test_account_numbers_unpredictable);
 	suite_add_tcase(s, t);
 	rc = fixture_run(s);
 	curl_global_cleanup();
