@@ -17,8 +17,13 @@
 --   * Literal NULLs where the worker binds a NULL parameter; the page query's to_char format
 --     is written 'YYYY-MM-DD HH24:' || 'MI' (folded by the planner) so that pgbench does not
 --     take ":MI" for a variable.
+--   * The transfer PIN block's time is the statement's now() and its nonce is made by the
+--     SQL ('pgbench-' || client_id || '-' || the random number of the Idempotency-Key): a
+--     nonce is accepted once per merchant. The PIN digests are computed by bench/mixed as
+--     the worker computes them (src/pin.c) and passed with -D; a wallet's is picked from
+--     the list by the SQL and decoded from hex (the worker binds '\x...' text).
 --   * Nothing of what the worker does besides SQL: HTTP, JSON, HTML, the CSRF token, the
---     PIN's RSA-OAEP decryption and its peppered digest. That is what the ratio shows.
+--     PIN's RSA-OAEP decryption and its peppered digests. That is what the ratio shows.
 --
 -- Variables from -D (bench/mixed sets them):
 --   digest    '\x' || hex SHA-256 of the API key      env       sandbox
@@ -29,6 +34,10 @@
 --   reqhash   '\x' || 64 hex digits   create_reply, transfer_reply  stored reply bodies
 --   wallets   '{CU...,...}' customer accounts (client i uses wallet i mod nwallets, as
 --             mpload's thread i does)   nwallets  their number
+--   wdigests  '{<hex>,...}' their PIN digests, in the same order: HMAC-SHA256(pepper,
+--             'marketpay-pin-v2:account:' || number || NUL || PIN), hex
+--   wlegacy   '\x' || hex HMAC-SHA256(pepper, PIN), the wallets' legacy digest (one PIN)
+--   pin_digest, pin_legacy  the same two of the merchant's transfer PIN ('...merchant:ID')
 --   vendors   '{VE...,...}' the vendor accounts, listed twice   nvendors  how many (once)
 --   cardpct   percent of payments by test card (mpload -p both: 50)
 
@@ -62,13 +71,9 @@ SELECT item_id, name, price FROM session_items WHERE session_id = :sid::uuid ORD
 SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency, s.redirect_success_url, s.redirect_failure_url, s.user_id, to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:' || 'MI'), m.name, s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id WHERE s.id = :sid::uuid;
 SELECT item_id, name, price FROM session_items WHERE session_id = :sid::uuid ORDER BY position;
 \if :card
-SELECT outcome, transaction_id FROM mp_pay_session(:sid::uuid, 'test_card', NULL::bigint, 'visa', '4242', false);
+SELECT outcome, transaction_id, NULL, NULL FROM mp_pay_test_card(:sid::uuid, 'visa', '4242', NULL);
 \else
-BEGIN;
-SELECT id AS wid, kind AS wkind, coalesce(encode(pin_digest, 'hex'), '') AS wdigest, coalesce(pin_locked_until > now(), false) AS wlocked FROM accounts WHERE account_number = (:wallets::text[])[:wi::int] FOR UPDATE \gset
-SELECT mp_pin_ok(:wid::bigint);
-COMMIT;
-SELECT outcome, transaction_id FROM mp_pay_session(:sid::uuid, 'wallet', :wid::bigint, NULL, NULL, false);
+SELECT outcome, transaction_id, CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END, CASE WHEN isfinite(locked_until) THEN greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END FROM mp_pay_wallet(:sid::uuid, (:wallets::text[])[:wi::int], decode((:wdigests::text[])[:wi::int], 'hex'), :wlegacy::bytea);
 \endif
 
 -- @transfer: POST /api/v1/payment/send-money-MultiVendor with an Idempotency-Key
@@ -79,13 +84,9 @@ SELECT outcome, transaction_id FROM mp_pay_session(:sid::uuid, 'wallet', :wid::b
 \set cents random(100, 999)
 SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
-SELECT settlement_enabled, coalesce(encode(pin_digest, 'hex'), ''), coalesce(pin_locked_until > now(), false) FROM merchants WHERE id = :merchant::bigint FOR UPDATE;
-UPDATE merchants SET pin_failures = 0, pin_locked_until = NULL WHERE id = :merchant::bigint AND (pin_failures <> 0 OR pin_locked_until IS NOT NULL);
-COMMIT;
-BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('tr-' || :client_id || '-' || :k), 7201));
 SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'tr-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
-SELECT transfer_id, amount, transaction_date FROM mp_transfer(:merchant::bigint, :currency, (:vendors::text[])[:first::int : :last::int], array_fill(:cents::bigint, ARRAY[:nv::int]), :tz);
+SELECT outcome, detail, message, CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END, CASE WHEN isfinite(locked_until) THEN greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END, transfer_id, amount, transaction_date FROM mp_transfer_send(:merchant::bigint, :pin_digest::bytea, :pin_legacy::bytea, extract(epoch FROM now())::bigint, 'pgbench-' || :client_id || '-' || lpad(:k, 15, '0'), (:vendors::text[])[:first::int : :last::int], array_fill(:cents::bigint, ARRAY[:nv::int]), :tz);
 INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'tr-' || :client_id || '-' || :k, :reqhash::bytea, 200, :transfer_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
 COMMIT;

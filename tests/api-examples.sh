@@ -7,7 +7,16 @@
 #     session lookup, the pin-public-key + openssl + transfer script, the health check; each
 #     reply against the answer shown under it (same keys, types and values; ids, dates and
 #     times by pattern; numbers as written);
-#   - PIN ENCRYPTION: its openssl line, whose output must pay a real transfer;
+#   - PIN ENCRYPTION: its shell recipe (printf of the block PIN:UNIX_TIME:NONCE | openssl)
+#     and its Node.js code (when node is installed), whose outputs must each pay a real
+#     transfer; and what the section claims: an undecryptable or malformed pin (not base64,
+#     random bytes, OAEP with SHA-1, PKCS#1 v1.5, a bare PIN, a short nonce, a newline) gets
+#     the 400 saying how to encrypt and is not counted (merchants.pin_failures), a block
+#     older or newer than pin_max_age and a nonce used before are refused and not counted, a
+#     right PIN after pin_max_attempts - 1 wrong ones resets the count, pin_max_attempts
+#     wrong ones lock with "until <time>" and Retry-After, the locks escalate (the lock's end
+#     is moved into the past from psql in place of waiting) up to the hard lock that only
+#     marketpayctl merchant unlock lifts;
 #   - WEBHOOKS: the worked signature example must print the documented signature (also
 #     with the od(1) replacement for xxd(1)); the same command must verify a real
 #     payment.succeeded webhook of the stack, whose body must have the fields, types and
@@ -31,9 +40,12 @@
 # Placeholders are filled in: {sandbox_base_url} with the stack's URL, mp_test_... with a
 # key made by marketpayctl, the page's vendor account numbers with vendor accounts made by
 # marketpayctl (which draws account numbers at random: they cannot be made as printed), the
-# sample session id with the real one. The merchant's PIN is set to the page's.
+# sample session id with the real one. The merchant's PIN is set to the page's. Every
+# encrypted PIN is made afresh (a nonce is accepted once): with the section's recipe for
+# the page's PIN or another, or, for a crafted block, with the recipe's openssl stages.
 #
-# Needs jq, openssl, xxd and curl. Prints one line per check and "N passed, N failed".
+# Needs jq, openssl, xxd and curl; node for the Node.js example (skipped, and said so,
+# without it). Prints one line per check and "N passed, N failed".
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -152,7 +164,8 @@ get_cmd=$(block EXAMPLES '/api/v1/payment/sessions/') || die "EXAMPLES has a ses
 transfer_cmd=$(block EXAMPLES 'send-money-MultiVendor') || die "EXAMPLES has a transfer example"
 transfer_ans=$(answer_of "$transfer_cmd") || die "the transfer example shows its answer"
 health_cmd=$(block EXAMPLES '/api/v1/health') || die "EXAMPLES has a health example"
-pin_cmd=$(block 'PIN ENCRYPTION' 'openssl pkeyutl') || die "PIN ENCRYPTION has its openssl line"
+pin_cmd=$(block 'PIN ENCRYPTION' 'openssl pkeyutl') || die "PIN ENCRYPTION has its openssl recipe"
+node_cmd=$(block 'PIN ENCRYPTION' 'publicEncrypt') || die "PIN ENCRYPTION has its Node.js code"
 hook_body=$(block WEBHOOKS '^\{"id"') || die "WEBHOOKS shows an example webhook body"
 sig_cmd=$(block WEBHOOKS 'openssl dgst') || die "WEBHOOKS has the signature shell command"
 sig_header=$(block WEBHOOKS '^webhook-signature: ') || die "WEBHOOKS shows the signature header"
@@ -162,8 +175,27 @@ error_shape=$(block 'ERROR RESPONSES' '"success":false') || die "ERROR RESPONSES
 # The example merchant: the webhook example's currency, settlement on, the page's PIN, a
 # funded settlement account, and as many vendor accounts as the transfer example names.
 currency=$(tr -d '\n' <"$hook_body" | jq -r .data.currency)
-page_pin=$(grep -oE "printf %s [0-9]+" "$transfer_cmd" | head -1 | awk '{print $3}')
-[ -n "$page_pin" ] || die "the transfer example encrypts a PIN with printf %s"
+# The recipe's first line: printf %s:%s:%s PIN "$(date +%s)" "$(openssl rand -hex 16)" |
+page_pin=$(grep -oE "printf %s:%s:%s [0-9]+ " "$transfer_cmd" | head -1 | awk '{print $3}')
+[ -n "$page_pin" ] || die "the transfer example makes the PIN block with printf %s:%s:%s PIN"
+case $(head -1 "$pin_cmd") in
+"printf %s:%s:%s $page_pin "*' |') ;;
+*) die "PIN ENCRYPTION's recipe starts with the page's PIN block: printf %s:%s:%s $page_pin ... |" \
+	"$(head -1 "$pin_cmd")" ;;
+esac
+# The policy the page states, with its defaults.
+pin_section=$(section 'PIN ENCRYPTION')
+max_age=$(tr '\n' ' ' <<<"$pin_section" | grep -oE 'pin_max_age seconds \([0-9]+ by default\)' |
+	grep -oE '[0-9]+')
+max_attempts=$(tr '\n' ' ' <<<"$pin_section" | grep -oE 'in a row \([0-9]+ by default\)' |
+	grep -oE '[0-9]+')
+lock_minutes=$(tr '\n' ' ' <<<"$pin_section" | grep -oE 'pin_lock_seconds \([0-9]+ minutes by default\)' |
+	grep -oE '[0-9]+')
+max_locks=$(tr '\n' ' ' <<<"$pin_section" | grep -oE 'timed locks \([0-9]+ by default\)' |
+	grep -oE '[0-9]+')
+[ -n "$max_age" ] && [ -n "$max_attempts" ] && [ -n "$lock_minutes" ] && [ -n "$max_locks" ] ||
+	die "PIN ENCRYPTION states pin_max_age, pin_max_attempts, pin_lock_seconds and pin_max_locks" \
+		"($max_age, $max_attempts, $lock_minutes, $max_locks)"
 merchant=$(ctl merchant create --name 'Tea House' --currency "$currency" \
 	--webhook-url "$MARKETPAY_WEBHOOK_RECEIVER") || die "merchant create"
 key=$(ctl key create "$merchant") || die "key create"
@@ -417,14 +449,40 @@ expect_error "IDEMPOTENCY: the example re-run (PIN encrypted again) is answered 
 	"Idempotency-Key was already used with a different request"
 same "IDEMPOTENCY: ... and moves nothing" "$(footprint)" "$before"
 
-# PIN ENCRYPTION: the section's command, with the key the transfer example saved.
+# PIN ENCRYPTION: the section's recipe, with the key the transfer example saved.
 fill "$pin_cmd" >"$dir/w/pin.sh"
-check "PIN ENCRYPTION: the openssl command runs" run_example pin
+check "PIN ENCRYPTION: the openssl recipe runs" run_example pin
 pin2=$(cat "$dir/w/pin.out")
 check "PIN ENCRYPTION: its output is base64 on one line" grep -qxE '[A-Za-z0-9+/]+=*' <<<"$pin2"
-call POST "$SEND" -H "$(auth "$key")" -H "$JSON" \
-	-d "$(jq -nc --arg p "$pin2" --arg v "${vendors[0]}" '{pin: $p, vendors: [{account_number: $v, amount: 1.00}]}')"
+one_vendor() { jq -nc --arg p "$1" --arg v "${vendors[0]}" '{pin: $p, vendors: [{account_number: $v, amount: 1.00}]}'; }
+call POST "$SEND" -H "$(auth "$key")" -H "$JSON" -d "$(one_vendor "$pin2")"
 expect_ok "PIN ENCRYPTION: its output is accepted by a real transfer"
+# What it encrypted, read back with the stack's private key (x keeps a trailing newline).
+plain=$(base64 -d <<<"$pin2" | openssl pkeyutl -decrypt -inkey "$dir/pin-key.pem" \
+	-pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256 -pkeyopt rsa_mgf1_md:sha256
+	echo x) || plain=x
+plain=${plain%x}
+if [[ $plain =~ ^([0-9]+):([0-9]+):([A-Za-z0-9_-]{16,64})$ ]] &&
+	[ "${BASH_REMATCH[1]}" = "$page_pin" ] &&
+	[ $(($(date +%s) - BASH_REMATCH[2])) -le 60 ] && [ $((BASH_REMATCH[2] - $(date +%s))) -le 0 ]; then
+	pass "PIN ENCRYPTION: it encrypts PIN:UNIX_TIME:NONCE (the PIN, the time now, a nonce), nothing else"
+else
+	fail "PIN ENCRYPTION: it encrypts PIN:UNIX_TIME:NONCE (the PIN, the time now, a nonce), nothing else" \
+		"decrypted: $(printf %q "$plain")"
+fi
+# The Node.js code prints nothing: its pin is printed after it.
+if command -v node >/dev/null 2>&1; then
+	{ fill "$node_cmd"; echo 'console.log(pin);'; } >"$dir/w/pin.js"
+	if (cd "$dir/w" && node pin.js >pin-node.out 2>pin-node.err); then
+		pass "PIN ENCRYPTION: the Node.js code runs"
+	else
+		fail "PIN ENCRYPTION: the Node.js code runs" "$(cat "$dir/w/pin-node.err")"
+	fi
+	call POST "$SEND" -H "$(auth "$key")" -H "$JSON" -d "$(one_vendor "$(cat "$dir/w/pin-node.out")")"
+	expect_ok "PIN ENCRYPTION: the Node.js pin is accepted by a real transfer"
+else
+	echo "not run: the Node.js example of PIN ENCRYPTION (node is not installed)"
+fi
 
 # --- WEBHOOKS: the worked signature example ------------------------------------------------
 
@@ -587,8 +645,17 @@ done
 call POST "$CS" -H "$JSON" -H "Authorization: api-key $key" -d "$tea"
 expect_ok "the scheme word in any letter case ('api-key')"
 sed 's/^environment = sandbox$/environment = production/' "$MARKETPAY_CONFIG" >"$dir/prod.conf"
-live=$("$MARKETPAYCTL" -c "$dir/prod.conf" key create "$merchant")
-check "marketpayctl makes mp_live_ keys for production" grep -q '^mp_live_' <<<"$live"
+# marketpayctl refuses a database of the other environment: the production key is made in
+# the database as marketpayctl would make it there (prefix, SHA-256 digest, environment).
+if "$MARKETPAYCTL" -c "$dir/prod.conf" key create "$merchant" >"$dir/w/prod.out" 2>&1; then
+	fail "marketpayctl with a production configuration refuses the sandbox database" \
+		"$(cat "$dir/w/prod.out")"
+else
+	pass "marketpayctl with a production configuration refuses the sandbox database"
+fi
+live=mp_live_$(openssl rand -hex 24)
+sql "INSERT INTO api_keys (merchant_id, prefix, digest, environment) VALUES ($merchant,
+	'${live:0:16}', '\\x$(printf %s "$live" | sha256sum | cut -d' ' -f1)', 'production')" >/dev/null
 call POST "$CS" -H "$JSON" -H "$(auth "$live")" -d "$tea"
 expect_deny "401 for a key of the other environment" "$deny_session"
 call GET "$PK" -H "$(auth "$live")"
@@ -725,9 +792,13 @@ new_shop() { # new_shop SETTLE DEPOSIT: sets shop, shop_key, shop_acct
 	shop_acct=$(ctl account create --kind merchant --merchant "$shop")
 	ctl account deposit "$shop_acct" "$2" >/dev/null
 }
-seal() { # seal DIGITS: the pin value, as the page's PIN ENCRYPTION section makes it
-	(cd "$dir/w" && sed "s/printf %s $page_pin/printf %s $1/" pin.sh | bash)
+seal() { # seal DIGITS: a pin value made now by the page's PIN ENCRYPTION recipe for DIGITS
+	(cd "$dir/w" && sed "1s/^printf %s:%s:%s $page_pin /printf %s:%s:%s $1 /" pin.sh | bash)
 }
+seal_block() { # seal_block TEXT: TEXT encrypted as the recipe's openssl and base64 stages do
+	(cd "$dir/w" && sed '1s/^printf .*|$/printf %s "$MP_BLOCK" |/' pin.sh | MP_BLOCK=$1 bash)
+}
+nonce() { openssl rand -hex 16; }
 transfer_body() { # transfer_body PIN ACCOUNT AMOUNT [ACCOUNT AMOUNT...]
 	local pin=$1 v=""
 	shift
@@ -739,14 +810,15 @@ send() { # send KEY BODY [curl args]
 	shift 2
 	call POST "$SEND" -H "$(auth "$k")" -H "$JSON" "$@" -d "$b"
 }
-good=$(seal "$page_pin")
-wrong=$(seal 1111)
+good() { seal "$page_pin"; }
+wrong=1111
+[ "$page_pin" != 1111 ] || wrong=2222
 v0=${vendors[0]} v1=${vendors[1]:-${vendors[0]}}
 
 new_shop off 100.00
 send "$shop_key" '{"pin":"x","vendors":[]}'
 expect_error "400 for a broken rule comes before settlement" 400 "vendors must not be empty"
-send "$shop_key" "$(transfer_body "$good" "$v0" 1.00)"
+send "$shop_key" "$(transfer_body "$(good)" "$v0" 1.00)"
 expect_error "400 'marketplace settlement is not enabled for this merchant'" 400 \
 	"marketplace settlement is not enabled for this merchant"
 
@@ -754,63 +826,206 @@ new_shop on 10.00
 poor=$shop poor_key=$shop_key
 usd=$(ctl account create --kind vendor --currency "$([ "$currency" = EUR ] && echo USD || echo EUR)")
 before=$(footprint)
-send "$poor_key" "$(transfer_body "$good" "$v0" 12.00 "$v0" 24.00)"
+send "$poor_key" "$(transfer_body "$(good)" "$v0" 12.00 "$v0" 24.00)"
 expect_error "400 'vendors[1].account_number repeats vendors[0].account_number'" 400 \
 	"vendors[1].account_number repeats vendors[0].account_number"
-send "$poor_key" "$(transfer_body "$good" VE0000000000 12.00)"
+refused_body=$(transfer_body "$(good)" VE0000000000 12.00)
+send "$poor_key" "$refused_body" -H 'Idempotency-Key: refused-1'
 expect_error "400 'vendors[0].account_number: no such account'" 400 \
 	"vendors[0].account_number: no such account"
-send "$poor_key" "$(transfer_body "$good" "$v0" 12.00 "$v1" 24.00)"
+send "$poor_key" "$(transfer_body "$(good)" "$v0" 12.00 "$v1" 24.00)"
 expect_error "400 'the total 36.00 exceeds the available balance'" 400 \
 	"the total 36.00 exceeds the available balance"
-send "$poor_key" "$(transfer_body "$good" "$settlement" 1.00)"
+send "$poor_key" "$(transfer_body "$(good)" "$settlement" 1.00)"
 expect_error "400 for another merchant's (not a vendor) account" 400 "*"
-send "$poor_key" "$(transfer_body "$good" "$shop_acct" 1.00)"
+send "$poor_key" "$(transfer_body "$(good)" "$shop_acct" 1.00)"
 expect_error "400 for the merchant's own account" 400 "*"
-send "$poor_key" "$(transfer_body "$good" "$usd" 1.00)"
+send "$poor_key" "$(transfer_body "$(good)" "$usd" 1.00)"
 expect_error "400 for a vendor account of another currency" 400 "*"
-send "$poor_key" "$(transfer_body "$good" "$v0" 1.001)"
+send "$poor_key" "$(transfer_body "$(good)" "$v0" 1.001)"
 expect_error "400 for an amount with three decimals" 400 "vendors[0].amount must have at most two decimal places"
 many=()
 for i in $(seq 1 17); do many+=("VE$(printf '%010d' "$i")" 1.00); done
-send "$poor_key" "$(transfer_body "$good" "${many[@]}")"
+send "$poor_key" "$(transfer_body "$(good)" "${many[@]}")"
 expect_error "400 above max_vendors (16 by default)" 400 "*"
 same "a rejected transfer changes nothing" "$(footprint)" "$before"
+# "an encrypted PIN that was checked is spent": the refused body again, with its key (a
+# refusal stores nothing) and without.
+used_msg=$(grep -E '^\.Ql pin was already used' <<<"$errs" | macro_text)
+[ -n "$used_msg" ] || fail "ERROR RESPONSES quotes the message for a pin already used"
+send "$poor_key" "$refused_body" -H 'Idempotency-Key: refused-1'
+expect_error "IDEMPOTENCY: the body of a refusal resent with its key: its PIN was already used" \
+	400 "$used_msg"
+send "$poor_key" "$refused_body"
+expect_error "... and without the key" 400 "$used_msg"
+same "... which changes nothing" "$(footprint)" "$before"
 
-# The PIN: whatever is wrong with it answers 'invalid PIN'; a right one resets the count;
-# after pin_max_attempts (5) wrong ones in a row, transfers are locked, retries included.
+# PIN ENCRYPTION's claims, on a merchant of their own.
 new_shop on 100.00
 lock=$shop lock_key=$shop_key
-kept=$(transfer_body "$good" "$v0" 1.00)
+failures() { sql "SELECT pin_failures FROM merchants WHERE id = $lock"; }
+kept=$(transfer_body "$(good)" "$v0" 1.00)
 send "$lock_key" "$kept" -H 'Idempotency-Key: kept-1'
 expect_ok "a transfer with an Idempotency-Key"
-send "$lock_key" "$(transfer_body "$good" "$v0" 2.00)" -H 'Idempotency-Key: kept-1'
-expect_error "422 for a transfer key reused with another body" 422 \
-	"Idempotency-Key was already used with a different request"
-send "$lock_key" "$(transfer_body "$good" VE0000000000 2.00)" -H 'Idempotency-Key: kept-1'
-same "the Idempotency-Key is looked at before the vendors" "$code" 422
-for i in 1 2 3 4; do
-	send "$lock_key" "$(transfer_body "$wrong" "$v0" 1.00)"
-	expect_error "400 'invalid PIN' (a wrong PIN, $i of 4)" 400 "invalid PIN"
-done
-send "$lock_key" "$(transfer_body "$good" "$v0" 1.00)"
-expect_ok "the right PIN after 4 wrong ones is accepted, and resets the count"
-# Five in a row, of every kind of wrong the page names: not base64, not decrypting, not the PIN.
-i=0
-for w in '!!not base64!!' "$(head -c 384 /dev/urandom | base64 -w0)" "$wrong" "$wrong" "$wrong"; do
-	i=$((i + 1))
-	send "$lock_key" "$(transfer_body "$w" "$v0" 1.00)"
-	expect_error "400 'invalid PIN' ($i of 5 in a row: ${w:0:14}...)" 400 "invalid PIN"
-done
+kept_answer=$body
 send "$lock_key" "$kept" -H 'Idempotency-Key: kept-1'
-expect_error "400 locked: a retry of a stored transfer is refused too" 400 \
-	"transfers are locked after too many wrong PINs; try again later"
-send "$lock_key" "$(transfer_body "$good" "$v0" 1.00)"
-expect_error "400 locked, for the right PIN too" 400 \
-	"transfers are locked after too many wrong PINs; try again later"
-same "the rejected transfers moved nothing (2 transfers of 1.00 were accepted)" \
+same "IDEMPOTENCY: the same transfer body with its key gets the stored answer" \
+	"$code $body $(header_in "$hdrs" Idempotent-Replayed)" "200 $kept_answer true"
+send "$lock_key" "$kept"
+expect_error "IDEMPOTENCY: the same body without the key: its PIN was already used" 400 "$used_msg"
+send "$lock_key" "$(transfer_body "$(good)" "$v0" 2.00)" -H 'Idempotency-Key: kept-1'
+expect_error "422 for a transfer key reused with another body (the PIN encrypted again)" 422 \
+	"Idempotency-Key was already used with a different request"
+send "$lock_key" "$(transfer_body "$(good)" VE0000000000 2.00)" -H 'Idempotency-Key: kept-1'
+same "the Idempotency-Key is looked at before the vendors" "$code" 422
+
+# Coding mistakes, not guesses: the 400 says how to encrypt, and nothing is counted.
+how='pin cannot be decrypted: encrypt "PIN:UNIX_TIME:NONCE" with RSA-OAEP'
+form='pin must decrypt to PIN:UNIX_TIME:NONCE ('
+expect_how() { # expect_how DESCRIPTION MESSAGE-START
+	local msg
+	msg=$(jq -r '.message // empty' <<<"$body" 2>/dev/null) || msg=""
+	if [ "$code" = 400 ] && [ "${msg:0:${#2}}" = "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "status $code: $body" "want: 400 $2..."
+	fi
+}
+rsa() { # rsa OPENSSL-PKEYOPTS...: the block of the page's PIN, now, encrypted so
+	printf %s:%s:%s "$page_pin" "$(date +%s)" "$(nonce)" |
+		openssl pkeyutl -encrypt -pubin -inkey "$dir/w/pin-public.pem" "$@" | base64 -w0
+}
+pool=$(sql "SELECT count(*) FROM pin_nonces WHERE merchant_id = $lock")
+for w in '!!not base64!!' "$(head -c 384 /dev/urandom | base64 -w0)"; do
+	send "$lock_key" "$(transfer_body "$w" "$v0" 1.00)"
+	expect_how "PIN ENCRYPTION: a pin that is not base64 or not decrypting: 400 '${how:0:40}...' (${w:0:10}...)" "$how"
+done
+send "$lock_key" "$(transfer_body "$(rsa -pkeyopt rsa_padding_mode:oaep)" "$v0" 1.00)"
+expect_how "PIN ENCRYPTION: OAEP with SHA-1 (Node.js's default) is refused the same way" "$how"
+send "$lock_key" "$(transfer_body "$(rsa -pkeyopt rsa_padding_mode:pkcs1)" "$v0" 1.00)"
+expect_how "PIN ENCRYPTION: PKCS#1 v1.5 padding is refused the same way" "$how"
+for b in "$page_pin" "$page_pin:$(date +%s)" "$page_pin:$(date +%s):$(nonce)
+" "$page_pin:$(date +%s):$(openssl rand -hex 8 | cut -c1-15)" "$page_pin:$(date +%s):$(nonce).x" \
+	"x$page_pin:$(date +%s):$(nonce)" "$page_pin:$(date +%s):$(nonce):x"; do
+	send "$lock_key" "$(transfer_body "$(seal_block "$b")" "$v0" 1.00)"
+	expect_how "PIN ENCRYPTION: not exactly the block: 400 '$form...' ($(printf %q "$b" | cut -c1-40))" "$form"
+done
+same "PIN ENCRYPTION: coding mistakes are not counted (pin_failures), nor spend a nonce" \
+	"$(failures) $(sql "SELECT count(*) FROM pin_nonces WHERE merchant_id = $lock")" "0 $pool"
+
+# Freshness: more than pin_max_age seconds before or after now is stale, within is fine.
+stale_msg="pin was encrypted more than $max_age seconds from now: encrypt it afresh for each request"
+for off in $((-max_age - 30)) $((max_age + 30)); do
+	send "$lock_key" "$(transfer_body "$(seal_block "$wrong:$(($(date +%s) + off)):$(nonce)")" "$v0" 1.00)"
+	expect_error "PIN ENCRYPTION: a block made ${off#-} s $([ "$off" -lt 0 ] && echo before || echo after) now is stale (pin_max_age $max_age)" \
+		400 "$stale_msg"
+done
+send "$lock_key" "$(transfer_body "$(seal_block "$page_pin:$(($(date +%s) - max_age + 30)):$(nonce)")" "$v0" 1.00)"
+expect_ok "PIN ENCRYPTION: a block made $((max_age - 30)) s ago is accepted"
+# A nonce is accepted once: not its pin in another request, nor its block encrypted again.
+n=$(nonce)
+accepted=$(seal_block "$page_pin:$(date +%s):$n")
+send "$lock_key" "$(transfer_body "$accepted" "$v0" 1.00)"
+expect_ok "PIN ENCRYPTION: a block with a new nonce is accepted"
+send "$lock_key" "$(transfer_body "$accepted" "$v1" 2.00)"
+expect_error "PIN ENCRYPTION: its pin put into another request is refused" 400 "$used_msg"
+send "$lock_key" "$(transfer_body "$(seal_block "$page_pin:$(date +%s):$n")" "$v0" 1.00)"
+expect_error "PIN ENCRYPTION: the same nonce encrypted afresh is refused" 400 "$used_msg"
+send "$lock_key" "$(transfer_body "$(seal_block "$wrong:$(date +%s):$n")" "$v0" 1.00)"
+expect_error "PIN ENCRYPTION: ... also with another PIN" 400 "$used_msg"
+same "PIN ENCRYPTION: stale and reused blocks are not counted" "$(failures)" 0
+
+# Wrong PINs: counted; a right one resets the count; pin_max_attempts in a row lock.
+until_re='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00'
+locked_msg=$(grep -E '^\.Ql transfers are locked after too many wrong PINs until ' <<<"$errs" |
+	macro_text)
+[ -n "$locked_msg" ] || fail "ERROR RESPONSES quotes the message for locked transfers"
+grep -qE "^transfers are locked after too many wrong PINs until $until_re\$" <<<"$locked_msg" ||
+	fail "ERROR RESPONSES: the locked message ends with an ISO 8601 time" "$locked_msg"
+locked_prefix=${locked_msg% *}   # "transfers are locked after too many wrong PINs until"
+wrong_pins() { # wrong_pins N: N wrong PINs in a row, each a fresh block
+	local i
+	for i in $(seq 1 "$1"); do
+		send "$lock_key" "$(transfer_body "$(seal "$wrong")" "$v0" 1.00)"
+		[ "$i" = "$1" ] || expect_error "400 'invalid PIN' (a wrong PIN, $i of $1)" 400 "invalid PIN"
+	done
+}
+# expect_locked DESCRIPTION PREFIX SECONDS: the last call was refused as locked for SECONDS
+# (0: until the operator unlocks them), the message starting with PREFIX.
+expect_locked() {
+	local msg until left
+	msg=$(jq -r '.message // empty' <<<"$body" 2>/dev/null) || msg=""
+	printf '%s\n' "$msg" >>"$seen_messages"
+	left=$(header_in "$hdrs" Retry-After) || left=""
+	if [ "$3" = 0 ]; then
+		if [ "$code $msg" = "400 $2 the operator unlocks them" ] && [ -z "$left" ]; then
+			pass "$1"
+		else
+			fail "$1" "status $code, Retry-After '$left': $body" \
+				"want: 400 '$2 the operator unlocks them', no Retry-After"
+		fi
+		return
+	fi
+	until=$(grep -oE "$until_re\$" <<<"$msg") || until=""
+	if [ "$code" = 400 ] && [ "$msg" = "$2 $until" ] && [ -n "$until" ] &&
+		[ "$((${left:-0} - $3))" -le 0 ] && [ "$((${left:-0} - $3))" -ge -15 ] &&
+		[ "$(($(date -u -d "$until" +%s) - $(date +%s) - left))" -le 2 ] &&
+		[ "$(($(date -u -d "$until" +%s) - $(date +%s) - left))" -ge -2 ]; then
+		pass "$1"
+	else
+		fail "$1" "status $code, Retry-After '$left': $body" "want: 400 '$2 <ISO 8601 UTC>', Retry-After $3 s"
+	fi
+}
+wrong_pins $((max_attempts - 1))
+same "wrong PINs are counted" "$(failures)" $((max_attempts - 1))
+send "$lock_key" "$(transfer_body "$(good)" "$v0" 1.00)"
+expect_ok "the right PIN after $((max_attempts - 1)) wrong ones is accepted"
+same "... and resets the count" "$(failures)" 0
+lock_s=$((lock_minutes * 60))
+wrong_pins "$max_attempts"
+expect_locked "$max_attempts wrong PINs in a row: 'invalid PIN; $locked_prefix <time>', Retry-After $lock_s" \
+	"invalid PIN; $locked_prefix" "$lock_s"
+lock_msg=$(jq -r .message <<<"$body")
+send "$lock_key" "$(transfer_body "$(good)" "$v0" 1.00)"
+expect_locked "400 locked, for the right PIN too, until the same time" "$locked_prefix" "$lock_s"
+same "... the same time" "invalid PIN; $(jq -r .message <<<"$body")" "$lock_msg"
+send "$lock_key" "$(transfer_body "$(seal "$wrong")" "$v0" 1.00)" -H 'Idempotency-Key: locked-1'
+expect_locked "400 locked, for a wrong PIN with a new Idempotency-Key, which is not counted" \
+	"$locked_prefix" "$lock_s"
+same "... not counted" "$(failures)" "$max_attempts"
+# A stored transfer replays while locked: the key is looked at before the lock.
+send "$lock_key" "$kept" -H 'Idempotency-Key: kept-1'
+same "IDEMPOTENCY: while locked, the kept transfer body with its key still gets the stored answer" \
+	"$code $body" "200 $kept_answer"
+# Each further lock four times longer; after pin_max_locks timed locks, the operator's. The
+# lock's end is moved into the past, as if the time had passed.
+grep -q 'each further lock four times longer' <<<"$(tr '\n' ' ' <<<"$pin_section")" ||
+	fail "PIN ENCRYPTION says each further lock is four times longer"
+expire() { sql "UPDATE merchants SET pin_locked_until = now() - interval '1 second' WHERE id = $lock" >/dev/null; }
+for n in $(seq 2 "$max_locks"); do
+	expire
+	lock_s=$((lock_s * 4))
+	wrong_pins "$max_attempts"
+	expect_locked "lock $n: $max_attempts wrong PINs after the lock ended lock for $lock_s s" \
+		"invalid PIN; $locked_prefix" "$lock_s"
+done
+expire
+wrong_pins "$max_attempts"
+expect_locked "after $max_locks timed locks (pin_max_locks): locked until the operator unlocks them" \
+	"invalid PIN; $locked_prefix" 0
+send "$lock_key" "$(transfer_body "$(good)" "$v0" 1.00)"
+expect_locked "... the right PIN too, without Retry-After" "$locked_prefix" 0
+expire_hard=$(sql "SELECT pin_locked_until FROM merchants WHERE id = $lock")
+same "... for good (not a time)" "$expire_hard" infinity
+check "marketpayctl merchant unlock lifts it" eval 'ctl merchant unlock "$lock" >/dev/null'
+send "$lock_key" "$(transfer_body "$(good)" "$v0" 1.00)"
+expect_ok "... and the right PIN is accepted again"
+same "... with the count and the locks reset" \
+	"$(sql "SELECT pin_failures || '/' || pin_locks || '/' || coalesce(pin_locked_until::text, '-') FROM merchants WHERE id = $lock")" \
+	"0/0/-"
+same "the rejected transfers moved nothing (5 transfers of 1.00 were accepted)" \
 	"$(sql "SELECT count(*) || '/' || coalesce(sum(amount), 0) FROM transfers WHERE merchant_id IN ($lock, $poor)")" \
-	"2/200"
+	"5/500"
 check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
@@ -827,12 +1042,15 @@ call GET /api/v1/nope
 same "404 comes before the database" "$code" 404
 
 # Every (status, message) the page names was met above, but for those listed at the top.
+iso_any() { sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00/<ISO 8601>/g'; }
 while IFS= read -r m; do
 	[ -n "$m" ] || continue
 	case "$m" in
 	"internal error") continue ;;
 	esac
-	check "ERROR RESPONSES: '$m' was provoked" grep -qxF -- "$m" "$seen_messages"
+	# A time in a message (until when a lock lasts) is any time.
+	check "ERROR RESPONSES: '$m' was provoked" grep -qxF -- "$(iso_any <<<"$m")" \
+		<(iso_any <"$seen_messages")
 done < <(grep -E '^\.Ql ' <<<"$errs" | macro_text | grep ' ')
 
 # Every status code the page lists was seen, but those that no request to this stack can

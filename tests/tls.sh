@@ -163,7 +163,9 @@ check "the session is paid (status $status)" [ "$status" = paid ]
 tcurl "$base/api/v1/payment/pin-public-key" -H "Authorization: API-KEY $key" |
 	json public_key >"$dir/pub.pem" 2>/dev/null || true
 check "PIN public key over HTTPS" grep -q 'BEGIN PUBLIC KEY' "$dir/pub.pem"
-pin=$(printf %s 2468 | openssl pkeyutl -encrypt -pubin -inkey "$dir/pub.pem" \
+# The PIN block of marketpay-api(7): PIN:UNIX_TIME:NONCE, a fresh nonce for each request.
+pin=$(printf %s:%s:%s 2468 "$(date +%s)" "$(openssl rand -hex 16)" |
+	openssl pkeyutl -encrypt -pubin -inkey "$dir/pub.pem" \
 	-pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256 -pkeyopt rsa_mgf1_md:sha256 |
 	base64 -w0) || pin=""
 code=$(tcurl -o "$dir/transfer.json" -w '%{http_code}' \
