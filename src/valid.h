@@ -39,6 +39,15 @@ struct valid_field {
 bool valid_object(struct json_object *obj, const struct valid_field *fields, size_t n,
     const char *prefix, int64_t money_max, void *out, char *msg, size_t msglen);
 
+/*
+ * Length of the UTF-8 sequence at p, of at most left bytes (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when it is invalid.
+ */
+size_t valid_utf8_seq(const unsigned char *p, size_t left);
+
+/* True when the len bytes at s are valid UTF-8 by the rules of valid_utf8_seq(). */
+bool valid_utf8(const char *s, size_t len);
+
 /* Number of Unicode characters in len bytes of valid UTF-8. */
 size_t valid_utf8_chars(const char *s, size_t len);
 
