@@ -57,4 +57,12 @@ bool valid_email(const char *s);
 /* An absolute http:// or https:// URL with a host, no spaces or controls, at most 2048 bytes. */
 bool valid_http_url(const char *s);
 
+/*
+ * For a URL valid_http_url() takes: true when its host is one a browser keeps as written, so
+ * that it can be named in a Content-Security-Policy: ASCII letters, digits and hyphens in
+ * labels joined by single dots, a dotted-quad IPv4 address or a bracketed IPv6 address, with
+ * an optional port of 1 to 65535. Percent-encoded and non-ASCII hosts are refused.
+ */
+bool valid_url_host(const char *url);
+
 #endif
