@@ -91,6 +91,8 @@ START_TEST(test_page)
 	ck_assert_str_eq(http_header(&r, "X-Frame-Options", buf, sizeof(buf)), "DENY");
 	ck_assert_str_eq(http_header(&r, "Referrer-Policy", buf, sizeof(buf)), "no-referrer");
 	ck_assert_str_eq(http_header(&r, "Cache-Control", buf, sizeof(buf)), "no-store");
+	ck_assert_str_eq(http_header(&r, "X-Content-Type-Options", buf, sizeof(buf)), "nosniff");
+	ck_assert_ptr_null(strstr(strstr(r.headers, "nosniff") + 1, "nosniff"));  /* once */
 	ck_assert_ptr_nonnull(strstr(r.body, "Tea &lt;b&gt;&amp;&lt;/b&gt;"));
 	ck_assert_ptr_null(strstr(r.body, "<b>"));
 	ck_assert_ptr_nonnull(strstr(r.body, "Shop A"));
