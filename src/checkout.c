@@ -11,6 +11,7 @@
 #include "money.h"
 #include "pay.h"
 #include "session.h"
+#include "valid.h"
 
 /* Columns of DB_CHECKOUT_GET. */
 enum col { C_ID, C_STATUS, C_AMOUNT, C_CURRENCY, C_SUCCESS, C_FAILURE, C_USER, C_EXPIRES,
@@ -290,20 +291,26 @@ checkout_get(struct app *app, struct req *req)
 	PQclear(s);
 }
 
-static void
+/*
+ * Reads field name into out ("" when absent, malformed or too long) and checks it before it
+ * goes anywhere near a query: NULL when it is fine, else the message for the customer.
+ */
+static const char *
 field(const struct req *req, const char *name, char out[FIELD_MAX])
 {
 	if (form_get(req->body, req->body_len, name, out, FIELD_MAX) < 0)
 		out[0] = '\0';
+	return form_check(name, out);
 }
 
 void
 checkout_post(struct app *app, struct req *req)
 {
-	char csrf[FIELD_MAX], want[65], action[FIELD_MAX], method[FIELD_MAX];
-	char a[FIELD_MAX] = "", b[FIELD_MAX], c[FIELD_MAX];
+	char csrf[FIELD_MAX], want[65], action[FIELD_MAX] = "", method[FIELD_MAX] = "";
+	char a[FIELD_MAX] = "", b[FIELD_MAX] = "", c[FIELD_MAX] = "";
 	struct pay_outcome out = { 0 };
 	PGresult *s = NULL, *items = NULL;
+	const char *bad;
 
 	if (!load(app, req, &s, &items))
 		goto out;
@@ -313,25 +320,28 @@ checkout_post(struct app *app, struct req *req)
 		message_page(req, 403, "Form expired", "Reload the payment page and try again.", s);
 		goto out;
 	}
-	field(req, "action", action);
-	field(req, "method", method);
-	if (strcmp(action, "cancel") == 0)
+	if ((bad = field(req, "action", action)) == NULL)
+		bad = field(req, "method", method);
+	if (bad == NULL && strcmp(action, "cancel") == 0)
 		pay_cancel(app, req->param, &out);
-	else if (strcmp(action, "pay") == 0 && strcmp(method, "wallet") == 0) {
-		field(req, "account_number", a);
-		field(req, "pin", b);
-		pay_wallet(app, req->param, a, b, &out);
-		crypto_wipe(b, sizeof(b));
-	} else if (strcmp(action, "pay") == 0 && strcmp(method, "test_card") == 0) {
-		field(req, "card_number", a);
-		field(req, "card_expiry", b);
-		field(req, "card_cvc", c);
-		pay_test_card(app, req->param, a, b, c, &out);
-		crypto_wipe(a, sizeof(a));
-		crypto_wipe(c, sizeof(c));
-	} else {
+	else if (bad == NULL && strcmp(action, "pay") == 0 && strcmp(method, "wallet") == 0) {
+		if ((bad = field(req, "account_number", a)) == NULL &&
+		    (bad = field(req, "pin", b)) == NULL)
+			pay_wallet(app, req->param, a, b, &out);
+	} else if (bad == NULL && strcmp(action, "pay") == 0 && strcmp(method, "test_card") == 0) {
+		if ((bad = field(req, "card_number", a)) == NULL &&
+		    (bad = field(req, "card_expiry", b)) == NULL &&
+		    (bad = field(req, "card_cvc", c)) == NULL)
+			pay_test_card(app, req->param, a, b, c, &out);
+	} else if (bad == NULL)
+		bad = "Choose a way to pay.";
+	crypto_wipe(b, sizeof(b));
+	crypto_wipe(c, sizeof(c));
+	if (strcmp(method, "wallet") != 0 || !valid_utf8(a, strlen(a)))
+		crypto_wipe(a, sizeof(a));  /* only an account number goes back into its field */
+	if (bad != NULL) {
 		out.result = PAY_RETRY;
-		snprintf(out.message, sizeof(out.message), "Choose a way to pay.");
+		snprintf(out.message, sizeof(out.message), "%s", bad);
 	}
 	switch (out.result) {
 	case PAY_PAID:
@@ -343,8 +353,7 @@ checkout_post(struct app *app, struct req *req)
 	case PAY_RETRY:
 		/* The session may have expired meanwhile: the page says so rather than retry. */
 		if (strcmp(PQgetvalue(s, 0, C_STATUS), "open") == 0)
-			render_open(app, req, s, items, out.message,
-			    strcmp(method, "wallet") == 0 ? a : NULL);
+			render_open(app, req, s, items, out.message, a);
 		else
 			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
 		break;

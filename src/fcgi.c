@@ -170,6 +170,14 @@ fcgi_finish(struct fcgi *f, const struct req *req)
 	put(f, "Request-Id", req->request_id ? req->request_id : "-");
 	for (i = 0; i < req->nheaders; i++)
 		put(f, req->headers[i].name, req->headers[i].value);
+	/*
+	 * Every reply, API and page alike, unless its handler said otherwise: not kept by any
+	 * cache (replies carry sessions and balances), not read as another type than it says.
+	 */
+	if (req_header_out(req, "Cache-Control") == NULL)
+		put(f, "Cache-Control", "no-store");
+	if (req_header_out(req, "X-Content-Type-Options") == NULL)
+		put(f, "X-Content-Type-Options", "nosniff");
 	snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
 	if (req->resp != NULL)
 		put(f, "Content-Type", req->content_type_out);

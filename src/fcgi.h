@@ -24,7 +24,10 @@ int fcgi_accept(struct fcgi *f);
  */
 struct req *fcgi_read(struct fcgi *f, long max_body);
 
-/* Writes req's response (status, headers, body) and ends the request. */
+/*
+ * Writes req's response (status, headers, body) and ends the request. Adds Cache-Control:
+ * no-store and X-Content-Type-Options: nosniff unless req has its own.
+ */
 void fcgi_finish(struct fcgi *f, const struct req *req);
 
 /* Async-signal-safe: asks the accept loop to stop after the request in hand. */

@@ -1,6 +1,62 @@
+#include <stdbool.h>
 #include <string.h>
 
 #include "form.h"
+#include "pin.h"
+#include "valid.h"
+
+#define DIGITS "0123456789"
+
+/* Two capital letters and ten digits, as the accounts table's CHECK has it. */
+static bool
+account_ok(const char *s)
+{
+	return strlen(s) == 12 && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") == 2 &&
+	    strspn(s + 2, DIGITS) == 10;
+}
+
+/* 12 to 19 digits, spaces allowed between them (as the number is printed on the card). */
+static bool
+card_number_ok(const char *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (s[i] >= '0' && s[i] <= '9')
+			n++;
+		else if (s[i] != ' ')
+			return false;
+	return n >= 12 && n <= 19;
+}
+
+/* MM/YY with a month of 01 to 12 (whether it has passed is the payment's business). */
+static bool
+card_expiry_ok(const char *s)
+{
+	return strlen(s) == 5 && strspn(s, DIGITS) == 2 && s[2] == '/' &&
+	    strspn(s + 3, DIGITS) == 2 && ((s[0] == '0' && s[1] != '0') ||
+	    (s[0] == '1' && s[1] <= '2'));
+}
+
+static bool
+card_cvc_ok(const char *s)
+{
+	return (strlen(s) == 3 || strlen(s) == 4) && strspn(s, DIGITS) == strlen(s);
+}
+
+/* The fields with a shape: the rule, and what the customer is told when a value breaks it. */
+static const struct {
+	const char *name;
+	bool (*ok)(const char *s);
+	const char *problem;
+} shapes[] = {
+	{ "account_number", account_ok,
+	  "The account number is two capital letters and ten digits." },
+	{ "pin", pin_format_ok, "The PIN is 4 to 12 digits." },
+	{ "card_number", card_number_ok, "The card number is not valid." },
+	{ "card_expiry", card_expiry_ok, "The expiry date must be MM/YY, this month or later." },
+	{ "card_cvc", card_cvc_ok, "The security code is 3 or 4 digits." },
+};
 
 static int
 hexval(char c)
@@ -48,4 +104,17 @@ form_get(const char *body, size_t len, const char *name, char *out, size_t outle
 		i = end + 1;
 	}
 	return -1;
+}
+
+const char *
+form_check(const char *name, const char *value)
+{
+	size_t i;
+
+	if (!valid_utf8(value, strlen(value)))
+		return "The form holds characters that are not text. Please type it in again.";
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (strcmp(name, shapes[i].name) == 0)
+			return shapes[i].ok(value) ? NULL : shapes[i].problem;
+	return NULL;
 }

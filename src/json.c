@@ -5,40 +5,7 @@
 
 #include "json.h"
 #include "money.h"
-
-/*
- * Length of the UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates, nothing
- * above U+10FFFF), or 0 when it is invalid. json-c 0.16's VALIDATE_UTF8 lets overlong
- * forms and surrogates through, and PostgreSQL would then refuse the text with a 500.
- */
-static size_t
-utf8_seq(const unsigned char *p, size_t left)
-{
-	size_t n, i;
-	unsigned int cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xC2 && p[0] <= 0xDF)
-		n = 2, cp = p[0] & 0x1F;
-	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-		n = 3, cp = p[0] & 0x0F;
-	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (left < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3F);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-	    (cp >= 0xD800 && cp <= 0xDFFF))
-		return 0;
-	return n;
-}
+#include "valid.h"
 
 /*
  * What json-c 0.16 lets through even in strict mode and RFC 8259 does not: invalid UTF-8,
@@ -54,7 +21,7 @@ lexical_problem(const char *buf, size_t len, size_t *members)
 	size_t i, n;
 
 	for (i = 0; i < len; i += n) {
-		if ((n = utf8_seq(p + i, len - i)) == 0)
+		if ((n = valid_utf8_seq(p + i, len - i)) == 0)
 			return "invalid UTF-8";
 		if (n > 1)
 			continue;

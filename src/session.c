@@ -18,6 +18,8 @@ struct item_in {
 #define S(f) offsetof(struct session_in, f)
 #define I(f) offsetof(struct item_in, f)
 #define URL_RULE "must be an absolute http or https URL"
+#define HOST_RULE "must have a host of ASCII letters, digits, hyphens and dots, an IPv4 " \
+	"address or a bracketed IPv6 address (no percent-encoding, no other characters)"
 
 static const struct valid_field session_fields[] = {
 	{ "email", VALID_STRING, false, false, 254, valid_email,
@@ -37,6 +39,20 @@ static const struct valid_field item_fields[] = {
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The page's Content-Security-Policy names the redirect URLs' origins in form-action, and a
+ * browser blocks a redirect to a host it writes differently (decoded, punycoded, a number
+ * read as IPv4): refused here, before anything is stored, rather than after the payment.
+ */
+static bool
+url_host_ok(const char *url, const char *name, char *msg, size_t msglen)
+{
+	if (url == NULL || valid_url_host(url))
+		return true;
+	snprintf(msg, msglen, "%s " HOST_RULE, name);
+	return false;
+}
 
 static struct json_object *
 db_item(const struct item_in *it)
@@ -65,7 +81,9 @@ session_validate(struct json_object *root, long max_items, int64_t max_amount,
 		return false;
 	}
 	if (!valid_object(root, session_fields, NELEM(session_fields), "", max_amount, in,
-	    msg, msglen))
+	    msg, msglen) ||
+	    !url_host_ok(in->success_url, "redirect_success_url", msg, msglen) ||
+	    !url_host_ok(in->failure_url, "redirect_failure_url", msg, msglen))
 		return false;
 	n = json_object_array_length(in->items);
 	if (n == 0) {

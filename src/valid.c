@@ -1,10 +1,56 @@
+#include <arpa/inet.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "json.h"
 #include "money.h"
 #include "valid.h"
+
+/*
+ * json-c 0.16's VALIDATE_UTF8 lets overlong forms and surrogates through, and PostgreSQL
+ * would then refuse the text with a 500: json.c checks request bodies with this instead.
+ */
+size_t
+valid_utf8_seq(const unsigned char *p, size_t left)
+{
+	size_t n, i;
+	unsigned int cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xC2 && p[0] <= 0xDF)
+		n = 2, cp = p[0] & 0x1F;
+	else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+		n = 3, cp = p[0] & 0x0F;
+	else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (left < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3F);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+bool
+valid_utf8(const char *s, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; i < len; i += n)
+		if ((n = valid_utf8_seq((const unsigned char *)s + i, len - i)) == 0)
+			return false;
+	return true;
+}
 
 size_t
 valid_utf8_chars(const char *s, size_t len)
@@ -45,19 +91,24 @@ valid_email(const char *s)
 	return strstr(at + 1, "..") == NULL;
 }
 
+/* Where the authority of an http:// or https:// URL starts, or NULL for another scheme. */
+static const char *
+http_authority(const char *s)
+{
+	if (strncasecmp(s, "https://", 8) == 0)
+		return s + 8;
+	if (strncasecmp(s, "http://", 7) == 0)
+		return s + 7;
+	return NULL;
+}
+
 bool
 valid_http_url(const char *s)
 {
 	const char *host;
 	size_t len = strlen(s), hostlen;
 
-	if (len > 2048 || has_space_or_control(s))
-		return false;
-	if (strncasecmp(s, "https://", 8) == 0)
-		host = s + 8;
-	else if (strncasecmp(s, "http://", 7) == 0)
-		host = s + 7;
-	else
+	if (len > 2048 || has_space_or_control(s) || (host = http_authority(s)) == NULL)
 		return false;
 	hostlen = strcspn(host, "/?#");
 	/* A host is required; userinfo ("user@") is refused: it hides where the link goes. */
@@ -65,6 +116,93 @@ valid_http_url(const char *s)
 	    host[0] == '.')
 		return false;
 	return strchr(s, '\\') == NULL;
+}
+
+/* len bytes at s as a C string in buf (bufsize bytes); false when they do not fit. */
+static bool
+copy_part(const char *s, size_t len, char *buf, size_t bufsize)
+{
+	if (len >= bufsize)
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return true;
+}
+
+/* An IPv4 address in the one form a browser writes it: four decimals, no leading zeros. */
+static bool
+ipv4_ok(const char *s, size_t len)
+{
+	char buf[INET_ADDRSTRLEN], back[INET_ADDRSTRLEN];
+	struct in_addr a;
+
+	return copy_part(s, len, buf, sizeof(buf)) && inet_pton(AF_INET, buf, &a) == 1 &&
+	    inet_ntop(AF_INET, &a, back, sizeof(back)) != NULL && strcmp(buf, back) == 0;
+}
+
+/*
+ * Labels of ASCII letters, digits and hyphens (1 to 63 each, at most 253 bytes in all) joined
+ * by single dots. A name whose last label is a number (decimal, or 0x hex) is an IPv4
+ * address to a browser ("1.2.3", "0x7f.1"): that must be a plain dotted quad.
+ */
+static bool
+hostname_ok(const char *s, size_t len)
+{
+	size_t i, label = 0;
+	const char *last;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+		} else if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
+		    s[i]) == NULL || ++label > 63)
+			return false;
+	}
+	if (label == 0)
+		return false;
+	last = s + len - label;
+	if (strspn(last, "0123456789") >= label || (label >= 2 && last[0] == '0' &&
+	    (last[1] == 'x' || last[1] == 'X') &&
+	    strspn(last + 2, "0123456789abcdefABCDEF") >= label - 2))
+		return ipv4_ok(s, len);
+	return true;
+}
+
+bool
+valid_url_host(const char *url)
+{
+	const char *host = http_authority(url), *end;
+	char buf[INET6_ADDRSTRLEN + 2];
+	struct in6_addr a6;
+	size_t authlen, hostlen;
+	long port;
+
+	if (host == NULL)
+		return false;
+	authlen = strcspn(host, "/?#");
+	if (host[0] == '[') {
+		end = memchr(host, ']', authlen);
+		if (end == NULL || !copy_part(host + 1, (size_t)(end - host) - 1, buf, sizeof(buf)) ||
+		    inet_pton(AF_INET6, buf, &a6) != 1)
+			return false;
+		hostlen = (size_t)(end - host) + 1;
+	} else {
+		hostlen = strcspn(host, ":/?#");
+		if (!hostname_ok(host, hostlen))
+			return false;
+	}
+	if (hostlen == authlen)
+		return true;
+	/* A port: 1 to 5 digits, 1 to 65535 (":" alone is no port to a Content-Security-Policy). */
+	if (host[hostlen] != ':' || authlen - hostlen - 1 < 1 || authlen - hostlen - 1 > 5 ||
+	    strspn(host + hostlen + 1, "0123456789") < authlen - hostlen - 1)
+		return false;
+	port = strtol(host + hostlen + 1, NULL, 10);
+	return port >= 1 && port <= 65535;
 }
 
 static const char *const type_word[VALID_TYPE__MAX] = {

@@ -39,6 +39,15 @@ struct valid_field {
 bool valid_object(struct json_object *obj, const struct valid_field *fields, size_t n,
     const char *prefix, int64_t money_max, void *out, char *msg, size_t msglen);
 
+/*
+ * Length of the UTF-8 sequence at p, of at most left bytes (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when it is invalid.
+ */
+size_t valid_utf8_seq(const unsigned char *p, size_t left);
+
+/* True when the len bytes at s are valid UTF-8 by the rules of valid_utf8_seq(). */
+bool valid_utf8(const char *s, size_t len);
+
 /* Number of Unicode characters in len bytes of valid UTF-8. */
 size_t valid_utf8_chars(const char *s, size_t len);
 
@@ -47,5 +56,13 @@ bool valid_email(const char *s);
 
 /* An absolute http:// or https:// URL with a host, no spaces or controls, at most 2048 bytes. */
 bool valid_http_url(const char *s);
+
+/*
+ * For a URL valid_http_url() takes: true when its host is one a browser keeps as written, so
+ * that it can be named in a Content-Security-Policy: ASCII letters, digits and hyphens in
+ * labels joined by single dots, a dotted-quad IPv4 address or a bracketed IPv6 address, with
+ * an optional port of 1 to 65535. Percent-encoded and non-ASCII hosts are refused.
+ */
+bool valid_url_host(const char *url);
 
 #endif

@@ -76,8 +76,9 @@ check "not started by spawn-fcgi: says how to start it" grep -q 'start it with s
 # A stack of the installed programs: no sql_dir line, so the built-in default is used.
 mkdir -p "$dir/bin"
 ln -s "$usr/bin/marketpayctl" "$usr/sbin/marketpay-fcgi" "$usr/sbin/marketpay-webhookd" "$dir/bin/"
+# MP_PG_ROLES: the owner role made below, which we log in as too (peer authentication).
 MP_SRCDIR="$srcdir" MP_BUILDDIR="$dir/bin" MP_SQL_DIR='' MP_STATIC_DIR="$share/static" \
-	MP_FAST_PG=1 MP_WORKERS=2 MP_CONF_EXTRA="log_level = debug" \
+	MP_FAST_PG=1 MP_WORKERS=2 MP_CONF_EXTRA="log_level = debug" MP_PG_ROLES=mp_admin \
 	"$srcdir/tests/stack.sh" start "$dir/stack" >/dev/null
 # shellcheck disable=SC1091
 . "$dir/stack/stack.env"

@@ -16,6 +16,8 @@ webhook_retry_schedule = 1,1,1
 webhook_poll_interval = 1
 webhook_timeout = 3"
 export MARKETPAY_WEBHOOKD="$builddir/marketpay-webhookd"
+# check_roles makes a read-only login role of its own and logs in as it (peer authentication).
+export MP_PG_ROLES=mp_report_t
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-test.XXXXXX")
 cleanup() {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts or stops a complete marketpay stack in one directory: a PostgreSQL cluster of its
-# own (unix socket only), the migrations, a spawn-fcgi + multiwatch pool of marketpay-fcgi,
-# and nginx on a loopback port. Used by dev/run and by the integration tests.
+# own (unix socket only, peer authentication: only the stack's OS users get in), the
+# migrations, a spawn-fcgi + multiwatch pool of marketpay-fcgi, and nginx on a loopback port.
+# Used by dev/run and by the integration tests.
 #
 #   tests/stack.sh start DIR [PORT]   PORT defaults to a free one; writes DIR/stack.env
 #   tests/stack.sh stop DIR           stops whatever of it runs; safe to call twice
@@ -16,7 +17,8 @@
 # parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
 # migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
-# MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port).
+# MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
+# MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,15 +52,51 @@ wait_for() { # wait_for SECONDS command...
 	done
 }
 
+# Who may log in, and as which role: peer authentication over the unix socket only (the
+# cluster listens on no TCP port), through the map "marketpay". As root: root as postgres and
+# the login roles make_login_roles makes, nobody (the workers) as mp_worker and mp_webhookd,
+# postgres as postgres. Otherwise the invoking user as all of them. MP_PG_ROLES adds roles
+# the invoking user may log in as (tests/install.sh's mp_admin). Written at every start, so
+# a cluster initialised under older rules (dev/run's var/) gets these.
+write_pg_access() {
+	local data=$1 me u r
+	me=$(id -un)
+	{
+		echo "# Written by tests/stack.sh: the unix socket only, each OS user as the roles"
+		echo "# pg_ident.conf maps it to. No host lines: the cluster listens on no TCP port."
+		echo "local all all peer map=marketpay"
+	} >"$data/pg_hba.conf"
+	{
+		echo "# Written by tests/stack.sh. MAPNAME SYSTEM-USERNAME PG-USERNAME"
+		for r in postgres mp_worker mp_webhookd mp_dba ${MP_PG_ROLES:-}; do
+			echo "marketpay $me $r"
+		done
+		if [ "$me" = root ]; then
+			for u in "nobody mp_worker" "nobody mp_webhookd" "postgres postgres"; do
+				echo "marketpay $u"
+			done
+		fi
+	} >"$data/pg_ident.conf"
+	[ "$me" = root ] && chown postgres: "$data/pg_hba.conf" "$data/pg_ident.conf"
+	chmod 600 "$data/pg_hba.conf" "$data/pg_ident.conf"
+}
+
 start_pg() {
 	local dir=$1
 	mkdir -p "$dir/pg"
-	[ "$(id -u)" = 0 ] && chown postgres: "$dir/pg"
+	# The socket's directory: only the stack's users get in (the workers run as nobody).
+	if [ "$(id -u)" = 0 ]; then
+		chown postgres:nogroup "$dir/pg"
+		chmod 750 "$dir/pg"
+	else
+		chmod 700 "$dir/pg"
+	fi
 	if [ ! -f "$dir/pg/data/PG_VERSION" ]; then
-		as_pg "$pgbin/initdb" -D "$dir/pg/data" -U postgres -A trust -E UTF8 \
-			--locale=C.UTF-8 --no-sync >"$dir/pg/initdb.log" 2>&1 ||
+		as_pg "$pgbin/initdb" -D "$dir/pg/data" -U postgres --auth-local=peer \
+			--auth-host=reject -E UTF8 --locale=C.UTF-8 --no-sync >"$dir/pg/initdb.log" 2>&1 ||
 			{ cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
 	fi
+	write_pg_access "$dir/pg/data"
 	pg_start "$dir" || { cat "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
 	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d postgres -qAtc \
 		"SELECT 1 FROM pg_database WHERE datname = 'marketpay'" | grep -q 1 ||

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the checkout form body (application/x-www-form-urlencoded) as
  * checkout_post reads it: form_get for every field it asks for, into its 128-byte fields and
- * into tight buffers, then the checks that need no database: the PIN's form, the sandbox
+ * into tight buffers, form_check on each (what it takes is valid UTF-8; a shaped field taken
+ * is plain ASCII), then the checks that need no database: the PIN's form, the sandbox
  * test card (number, expiry, CVC; its database steps answer "unavailable" here), and the
  * account number echoed back into the page through html_text and html_url_encode.
  */
@@ -13,6 +14,7 @@
 #include "html.h"
 #include "pay.h"
 #include "pin.h"
+#include "valid.h"
 #include "fuzz.h"
 
 #define FIELD_MAX 128 /* as checkout.c */
@@ -77,6 +79,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		get(data, size, names[i], f[i], FIELD_MAX);
 		get(data, size, names[i], tight, sizeof(tight));
 		get(data, size, names[i], tight, 1);
+		if (form_check(names[i], f[i]) == NULL) {
+			FUZZ_ASSERT(valid_utf8(f[i], strlen(f[i])));
+			FUZZ_ASSERT(i < F_ACCOUNT ||
+			    strspn(f[i], "0123456789 /ABCDEFGHIJKLMNOPQRSTUVWXYZ") == strlen(f[i]));
+		}
 	}
 	(void)pin_format_ok(f[F_PIN]);
 	pay_test_card(&fuzz_app, SESSION_ID, f[F_CARD], f[F_EXPIRY], f[F_CVC], &out);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -416,6 +417,72 @@ START_TEST(test_concurrent_creates)
 }
 END_TEST
 
+/* How many lines of r's header block start with name (case-insensitive) and a colon. */
+static int
+header_count(const struct http_resp *r, const char *name)
+{
+	const char *p = r->headers;
+	size_t n = strlen(name);
+	int count = 0;
+
+	for (; p != NULL && *p != '\0'; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncasecmp(p, name, n) == 0 && p[n] == ':')
+			count++;
+	return count;
+}
+
+/*
+ * Every JSON reply of the API, whatever its status and whether replayed: not stored by a
+ * cache, not sniffed as another type; each header once.
+ */
+START_TEST(test_json_headers)
+{
+	const char *none[] = { NULL }, *bad_key[] = { "Authorization: API-KEY mp_test_nope",
+		NULL }, *auth[] = { fx.auth_a, NULL };
+	struct {
+		const char *method, *path, *body, *extra;
+		const char *const *headers;  /* NULL: create() with merchant A's key */
+		long status;
+	} cases[] = {
+		{ "POST", CREATE, GOOD_BODY, NULL, NULL, 200 },
+		{ "POST", CREATE, GOOD_BODY, "Idempotency-Key: headers-1", NULL, 200 },
+		{ "POST", CREATE, GOOD_BODY, "Idempotency-Key: headers-1", NULL, 200 },  /* replay */
+		{ "POST", CREATE, "{\"items\":[]}", NULL, NULL, 400 },
+		{ "GET", "/api/v1/health", NULL, NULL, none, 200 },
+		{ "GET", "/api/v1/payment/sessions/00000000-0000-4000-8000-000000000000", NULL, NULL,
+		  bad_key, 401 },
+		{ "GET", "/api/v1/payment/sessions/00000000-0000-4000-8000-000000000000", NULL, NULL,
+		  auth, 404 },
+		{ "GET", "/api/v1/nope", NULL, NULL, auth, 404 },
+		{ "GET", CREATE, NULL, NULL, auth, 405 },
+	};
+	struct http_resp r;
+	char buf[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].headers == NULL)
+			ck_assert_int_eq(create(fx.auth_a, cases[i].body, cases[i].extra, &r), 0);
+		else
+			ck_assert_int_eq(http_do(cases[i].method, cases[i].path, cases[i].headers,
+			    cases[i].body, -1, &r), 0);
+		ck_assert_msg(r.status == cases[i].status, "case %zu: %ld", i, r.status);
+		ck_assert_str_eq(http_header(&r, "Content-Type", buf, sizeof(buf)),
+		    "application/json");
+		ck_assert_msg(http_header(&r, "Cache-Control", buf, sizeof(buf)) != NULL &&
+		    strcmp(buf, "no-store") == 0, "case %zu: Cache-Control in %s", i, r.headers);
+		ck_assert_msg(http_header(&r, "X-Content-Type-Options", buf, sizeof(buf)) != NULL &&
+		    strcmp(buf, "nosniff") == 0, "case %zu: nosniff in %s", i, r.headers);
+		ck_assert_int_eq(header_count(&r, "Cache-Control"), 1);
+		ck_assert_int_eq(header_count(&r, "X-Content-Type-Options"), 1);
+		if (i == 2)
+			ck_assert_str_eq(http_header(&r, "Idempotent-Replayed", buf, sizeof(buf)),
+			    "true");
+		http_free(&r);
+	}
+}
+END_TEST
+
 START_TEST(test_health)
 {
 	struct http_resp r;
@@ -549,6 +616,7 @@ api_suite(void)
 
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_health);
+	tcase_add_test(t, test_json_headers);
 	tcase_add_test(t, test_create_ok);
 	tcase_add_test(t, test_create_unicode_limits);
 	tcase_add_loop_test(t, test_create_invalid, 0, sizeof(bad_bodies) / sizeof(bad_bodies[0]));

@@ -92,6 +92,8 @@ START_TEST(test_page)
 	ck_assert_str_eq(http_header(&r, "X-Frame-Options", buf, sizeof(buf)), "DENY");
 	ck_assert_str_eq(http_header(&r, "Referrer-Policy", buf, sizeof(buf)), "no-referrer");
 	ck_assert_str_eq(http_header(&r, "Cache-Control", buf, sizeof(buf)), "no-store");
+	ck_assert_str_eq(http_header(&r, "X-Content-Type-Options", buf, sizeof(buf)), "nosniff");
+	ck_assert_ptr_null(strstr(strstr(r.headers, "nosniff") + 1, "nosniff"));  /* once */
 	ck_assert_ptr_nonnull(strstr(r.body, "Tea &lt;b&gt;&amp;&lt;/b&gt;"));
 	ck_assert_ptr_null(strstr(r.body, "<b>"));
 	ck_assert_ptr_nonnull(strstr(r.body, "Shop A"));
@@ -490,6 +492,78 @@ START_TEST(test_card_form_errors)
 }
 END_TEST
 
+/*
+ * Form fields that are not valid UTF-8, or not of their field's shape, are refused before
+ * any query: the page again with the reason, the session open, nothing stored or counted.
+ * {acct} in fields is the customer's account number.
+ */
+static const struct {
+	const char *fields;
+	const char *message;
+} malformed[] = {
+	{ "method=wallet&action=pay&account_number=%ff%fe&pin=1234", "not text" },
+	{ "method=wallet&action=pay&account_number=%c0%ae%c0%ae&pin=1234", "not text" },
+	{ "method=wallet&action=pay&account_number={acct}%ed%a0%80&pin=1234", "not text" },
+	{ "method=wallet&action=pay&account_number=%ef%bc%a3%ef%bc%b5&pin=1234",
+	  "two capital letters" },
+	{ "method=wallet&action=pay&account_number=cu0123456789&pin=1234", "two capital letters" },
+	{ "method=wallet&action=pay&account_number={acct}&pin=%ff%fe", "not text" },
+	{ "method=wallet&action=pay&account_number={acct}&pin=12a4", "4 to 12 digits" },
+	{ "method=%ff&action=pay&account_number={acct}&pin=1234", "not text" },
+	{ "method=wallet&action=%fe&account_number={acct}&pin=1234", "not text" },
+	{ "method=test_card&action=pay&card_number=4242424242424242%ff&card_expiry=12%2F99"
+	  "&card_cvc=123", "not text" },
+	{ "method=test_card&action=pay&card_number=4242424242424242&card_expiry=%ed%a0%80"
+	  "&card_cvc=123", "not text" },
+	{ "method=test_card&action=pay&card_number=4242424242424242&card_expiry=12%2F99"
+	  "&card_cvc=%ff%fe%fd", "not text" },
+};
+
+/* What a refused form post leaves as it was: session, customer, ledger and outbox. */
+static const char *
+pay_footprint(const char *id, const char *acct)
+{
+	const char *p[2] = { id, acct };
+
+	return db_valuev("SELECT (SELECT status || '/' || coalesce(payment_method, '-') FROM"
+	    " payment_sessions WHERE id = $1::uuid) || '/' || (SELECT balance || '/' ||"
+	    " pin_failures FROM accounts WHERE account_number = $2) || '/' || (SELECT count(*)"
+	    " FROM ledger_transactions) || '/' || (SELECT count(*) FROM webhook_events)", 2, p);
+}
+
+START_TEST(test_malformed_fields)
+{
+	char id[37], acct[16], fields[512], before[256];
+	const char *at = strstr(malformed[_i].fields, "{acct}");
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	new_session("10", true, id);
+	if (at != NULL)
+		snprintf(fields, sizeof(fields), "%.*s%s%s", (int)(at - malformed[_i].fields),
+		    malformed[_i].fields, acct, at + 6);
+	else
+		snprintf(fields, sizeof(fields), "%s", malformed[_i].fields);
+	snprintf(before, sizeof(before), "%s", pay_footprint(id, acct));
+	ck_assert_ptr_nonnull(strstr(before, "open/-/5000/0/"));
+	post_form(id, fields, &r);
+	ck_assert_msg(r.status == 200, "%s: %ld", fields, r.status);
+	ck_assert_msg(strstr(r.body, malformed[_i].message) != NULL, "%s: no '%s'", fields,
+	    malformed[_i].message);
+	ck_assert_ptr_nonnull(strstr(r.body, "p class=\"error\""));
+	ck_assert_ptr_nonnull(strstr(r.body, csrf_of(id)));   /* the forms again */
+	ck_assert_ptr_null(strstr(r.body, "\xff"));
+	http_free(&r);
+	ck_assert_str_eq(pay_footprint(id, acct), before);
+	/* The positive control: the same session, the fields well-formed, pays. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
+	ck_assert_str_eq(balance_of(acct), "4000");
+}
+END_TEST
+
 START_TEST(test_own_result_page)
 {
 	char id[37], acct[16];
@@ -653,6 +727,7 @@ checkout_suite(void)
 	tcase_add_test(t, test_double_submit_race);
 	tcase_add_loop_test(t, test_test_cards, 0, sizeof(cards) / sizeof(cards[0]));
 	tcase_add_test(t, test_card_form_errors);
+	tcase_add_loop_test(t, test_malformed_fields, 0, sizeof(malformed) / sizeof(malformed[0]));
 	tcase_add_test(t, test_own_result_page);
 	tcase_add_loop_test(t, test_ledger_refuses_tampering, 0,
 	    sizeof(tampering) / sizeof(tampering[0]));

@@ -1,8 +1,9 @@
 /*
  * Security cases against the real stack (tests/integration.sh): SQL metacharacters stored and
- * returned verbatim, NUL bytes refused, markup escaped on the page, open redirects refused at
- * create-session and not injectable through the form, one merchant walled off from another,
- * and API keys looked up by their SHA-256 digest only.
+ * returned verbatim, NUL bytes refused, markup escaped on the page, open redirects and
+ * redirect hosts a browser would rewrite refused at create-session, none injectable through
+ * the form, one merchant walled off from another, and API keys looked up by their SHA-256
+ * digest only.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -299,20 +300,93 @@ static const char *const bad_urls[] = {
 	"",
 };
 
-START_TEST(test_open_redirect_refused)
+/* url in field f: a 400 whose message is the field's name then rule; nothing stored. */
+static void
+assert_url_refused(enum field f, const char *url, const char *rule)
 {
-	const char *url = bad_urls[_i / 2];
-	enum field f = _i % 2 ? F_FAILURE : F_SUCCESS;
-	char *body = body_with(f, url, strlen(url)), before[128], want[128];
+	char *body = body_with(f, url, strlen(url)), before[128], want[160];
 	struct http_resp r;
 
 	snprintf(before, sizeof(before), "%s", db_footprint());
 	create_as(fx.auth_a, body, -1, &r);
-	snprintf(want, sizeof(want), "%s must", fields[f].json);
+	snprintf(want, sizeof(want), "%s %s", fields[f].json, rule);
 	assert_fail(&r, 400, want);
 	ck_assert_str_eq(db_footprint(), before);
 	http_free(&r);
 	free(body);
+}
+
+START_TEST(test_open_redirect_refused)
+{
+	assert_url_refused(_i % 2 ? F_FAILURE : F_SUCCESS, bad_urls[_i / 2], "must");
+}
+END_TEST
+
+/*
+ * Hosts a browser would not keep as written (percent-encoded, non-ASCII, numbers it reads as
+ * IPv4): the page's form-action could not name them and the redirect after the payment would
+ * be blocked, so create-session refuses them. The 400 names the field and the host rule.
+ */
+static const char *const bad_hosts[] = {
+	"http://localhost%2E:18999/",
+	"http://%6c%6f%63%61%6c%68%6f%73%74/",
+	"https://shop%2eexample/ok",
+	"https://shop.example%/ok",
+	"https://[::1%25lo]/ok",
+	"http://\xef\xbd\x85\xef\xbd\x98\xef\xbd\x81\xef\xbd\x8d\xef\xbd\x90\xef\xbd\x8c"
+	"\xef\xbd\x85.com/",
+	"https://p\xd0\xb0ypal.com/",
+	"https://b\xc3\xbc" "cher.example/",
+	"https://shop\xef\xbc\x8e" "example/",
+	"https://shop_1.example/",
+	"https://shop.example./",
+	"http://2130706433/",
+	"http://0x7f.1/",
+	"https://shop.example:/ok",
+};
+
+START_TEST(test_redirect_host_refused)
+{
+	assert_url_refused(_i % 2 ? F_FAILURE : F_SUCCESS, bad_hosts[_i / 2],
+	    "must have a host of ASCII letters, digits, hyphens and dots, an IPv4 address or a"
+	    " bracketed IPv6 address (no percent-encoding");
+}
+END_TEST
+
+/*
+ * The positive control: plain names, IPv4 and IPv6 literals, with ports, are stored and named
+ * in the page's form-action as written.
+ */
+START_TEST(test_redirect_host_accepted)
+{
+	static const char *const good[][2] = {
+		{ "http://localhost:18999/done", "http://localhost:18999" },
+		{ "https://Shop-1.example.com/ok?x=%2E", "https://Shop-1.example.com" },
+		{ "http://127.0.0.1:8080/", "http://127.0.0.1:8080" },
+		{ "https://[2001:db8::1]:8443/ok", "https://[2001:db8::1]:8443" },
+	};
+	char id[37], path[128], csp[2048], before[128];
+	struct http_resp r;
+	size_t i;
+
+	for (i = 0; i < NELEM(good); i++) {
+		char *body = body_with(F_SUCCESS, good[i][0], strlen(good[i][0]));
+
+		snprintf(before, sizeof(before), "%s", db_footprint());
+		create_as(fx.auth_a, body, -1, &r);
+		free(body);
+		ck_assert_msg(r.status == 200, "%s: %ld %s", good[i][0], r.status, r.body);
+		snprintf(id, sizeof(id), "%s", http_json_str(&r, "session_id"));
+		http_free(&r);
+		ck_assert_str_ne(db_footprint(), before);
+		ck_assert_str_eq(db_value(fields[F_SUCCESS].stored, id), good[i][0]);
+		snprintf(path, sizeof(path), "/checkout/%s", id);
+		ck_assert_int_eq(http_do("GET", path, NULL, NULL, 0, &r), 0);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_ptr_nonnull(http_header(&r, "Content-Security-Policy", csp, sizeof(csp)));
+		ck_assert_msg(strstr(csp, good[i][1]) != NULL, "%s not in %s", good[i][1], csp);
+		http_free(&r);
+	}
 }
 END_TEST
 
@@ -724,6 +798,8 @@ security_suite(void)
 	tcase_add_loop_test(t, test_nul_refused, 0, NELEM(nuls));
 	tcase_add_test(t, test_raw_nul_refused);
 	tcase_add_loop_test(t, test_open_redirect_refused, 0, 2 * NELEM(bad_urls));
+	tcase_add_loop_test(t, test_redirect_host_refused, 0, 2 * NELEM(bad_hosts));
+	tcase_add_test(t, test_redirect_host_accepted);
 	tcase_add_test(t, test_markup_escaped);
 	tcase_add_test(t, test_form_cannot_redirect);
 	tcase_add_test(t, test_cross_merchant_read);

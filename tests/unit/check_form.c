@@ -1,4 +1,4 @@
-/* Unit tests of form decoding, HTML escaping, URL encoding and the Luhn check. */
+/* Unit tests of form decoding and checking, HTML escaping, URL encoding and the Luhn check. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +54,70 @@ START_TEST(test_form_too_long)
 	ck_assert_int_eq(form_get("a=123", 5, "a", out, sizeof(out)), 3);
 	/* The length bounds the scan: bytes after it are not part of the body. */
 	ck_assert_int_eq(form_get("a=12&b=3", 4, "b", out, sizeof(out)), -1);
+}
+END_TEST
+
+/* A checkout field and whether form_check takes it (NULL) or which words refuse it. */
+struct check_case {
+	const char *name;
+	const char *value;
+	const char *problem;  /* a word of the message; NULL: accepted */
+};
+
+static const struct check_case check_cases[] = {
+	{ "account_number", "CU0123456789", NULL },
+	{ "account_number", "\xff\xfe", "not text" },
+	{ "account_number", "CU01234\xc0\xae" "6789", "not text" },       /* overlong '.' */
+	{ "account_number", "cu0123456789", "two capital letters" },
+	{ "account_number", "CU012345678", "two capital letters" },
+	{ "account_number", "CU01234567890", "two capital letters" },
+	{ "account_number", "C10123456789", "two capital letters" },
+	{ "account_number", "CU012345678 ", "two capital letters" },
+	{ "account_number", "CU012345678\xd9\xa3", "two capital letters" }, /* Arabic-Indic 3 */
+	{ "account_number", "\xef\xbc\xa3" "U0123456789", "two capital letters" }, /* full-width C */
+	{ "account_number", "", "two capital letters" },
+	{ "pin", "1234", NULL },
+	{ "pin", "123456789012", NULL },
+	{ "pin", "123", "4 to 12 digits" },
+	{ "pin", "1234567890123", "4 to 12 digits" },
+	{ "pin", "12a4", "4 to 12 digits" },
+	{ "pin", "\xff", "not text" },
+	{ "pin", "12\xed\xa0\x80", "not text" },                         /* a surrogate */
+	{ "card_number", "4242424242424242", NULL },
+	{ "card_number", "4242 4242 4242 4242", NULL },
+	{ "card_number", "4242-4242-4242-4242", "card number" },
+	{ "card_number", "42424242", "card number" },
+	{ "card_number", "42424242424242424242", "card number" },
+	{ "card_number", "4242424242424242\xff", "not text" },
+	{ "card_expiry", "12/99", NULL },
+	{ "card_expiry", "01/30", NULL },
+	{ "card_expiry", "00/30", "MM/YY" },
+	{ "card_expiry", "13/30", "MM/YY" },
+	{ "card_expiry", "1/30", "MM/YY" },
+	{ "card_expiry", "12-99", "MM/YY" },
+	{ "card_expiry", "\xf4\x90\x80\x80", "not text" },             /* above U+10FFFF */
+	{ "card_cvc", "123", NULL },
+	{ "card_cvc", "1234", NULL },
+	{ "card_cvc", "12", "3 or 4 digits" },
+	{ "card_cvc", "12a", "3 or 4 digits" },
+	{ "card_cvc", "\xff\xfe\xfd", "not text" },
+	/* Fields without a shape: any valid UTF-8. */
+	{ "method", "wallet", NULL },
+	{ "action", "caf\xc3\xa9 \xe2\x82\xac", NULL },
+	{ "action", "\xe2\x82", "not text" },                            /* cut short */
+	{ "csrf", "\x80", "not text" },
+};
+
+START_TEST(test_form_check)
+{
+	const struct check_case *c = &check_cases[_i];
+	const char *got = form_check(c->name, c->value);
+
+	if (c->problem == NULL)
+		ck_assert_msg(got == NULL, "%s: refused: %s", c->name, got);
+	else
+		ck_assert_msg(got != NULL && strstr(got, c->problem) != NULL,
+		    "%s case %d: '%s' lacks '%s'", c->name, _i, got, c->problem);
 }
 END_TEST
 
@@ -115,6 +179,7 @@ form_suite(void)
 
 	tcase_add_loop_test(t, test_form_get, 0, NELEM(form_cases));
 	tcase_add_test(t, test_form_too_long);
+	tcase_add_loop_test(t, test_form_check, 0, NELEM(check_cases));
 	tcase_add_test(t, test_html_text);
 	tcase_add_test(t, test_html_grows);
 	tcase_add_test(t, test_url_encode);

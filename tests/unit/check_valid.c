@@ -45,6 +45,14 @@ struct str_case {
 	bool ok;
 };
 
+/* One row of a str_case table through fn, named fname in a failure. */
+static void
+check_str_case(bool (*fn)(const char *), const char *fname, const struct str_case *c)
+{
+	ck_assert_msg(fn(c->s) == c->ok, "%s(\"%s\") should be %s", fname, c->s,
+	    c->ok ? "true" : "false");
+}
+
 static const struct str_case email_cases[] = {
 	{ "a@b.co", true },
 	{ "first.last+tag@example.com", true },
@@ -65,10 +73,7 @@ static const struct str_case email_cases[] = {
 
 START_TEST(test_email_table)
 {
-	const struct str_case *c = &email_cases[_i];
-
-	ck_assert_msg(valid_email(c->s) == c->ok, "valid_email(\"%s\") should be %s", c->s,
-	    c->ok ? "true" : "false");
+	check_str_case(valid_email, "valid_email", &email_cases[_i]);
 }
 END_TEST
 
@@ -120,10 +125,7 @@ static const struct str_case url_cases[] = {
 
 START_TEST(test_url_table)
 {
-	const struct str_case *c = &url_cases[_i];
-
-	ck_assert_msg(valid_http_url(c->s) == c->ok, "valid_http_url(\"%s\") should be %s", c->s,
-	    c->ok ? "true" : "false");
+	check_str_case(valid_http_url, "valid_http_url", &url_cases[_i]);
 }
 END_TEST
 
@@ -138,6 +140,90 @@ START_TEST(test_url_length)
 		url[n] = '\0';
 		ck_assert_msg(valid_http_url(url) == (n <= 2048), "%zu-byte URL", n);
 	}
+}
+END_TEST
+
+/* Hosts a browser keeps as written, and the ones it would not (valid_http_url takes all). */
+static const struct str_case host_cases[] = {
+	{ "https://shop.example/ok?x=1", true },
+	{ "HTTPS://Shop-1.Example.COM", true },
+	{ "http://localhost:18999/", true },
+	{ "http://127.0.0.1:8080/p", true },
+	{ "http://10.0.0.255", true },
+	{ "https://[::1]/p", true },
+	{ "https://[2001:db8::1]:8443/p", true },
+	{ "https://[::ffff:192.0.2.1]/", true },
+	{ "https://xn--bcher-kva.example/", true },
+	{ "https://a.b#f", true },
+	{ "https://a.b?q=%2E", true },           /* percent-encoding after the host is fine */
+	{ "https://shop.example:65535/", true },
+	/* percent-encoded hosts */
+	{ "http://localhost%2E:18999/", false },
+	{ "http://%6c%6f%63%61%6c%68%6f%73%74/", false },
+	{ "http://shop%2Eexample/", false },
+	{ "http://shop.example%/", false },
+	{ "https://[fe80::1%25eth0]/", false },
+	/* non-ASCII: full-width letters, a Cyrillic 'a', any byte >= 0x80 */
+	{ "http://\xef\xbd\x85\xef\xbd\x98\xef\xbd\x81\xef\xbd\x8d\xef\xbd\x90\xef\xbd\x8c"
+	  "\xef\xbd\x85.com/", false },
+	{ "https://p\xd0\xb0ypal.com/", false },
+	{ "https://b\xc3\xbc" "cher.example/", false },
+	{ "https://shop.example\x80/", false },
+	{ "https://shop\xef\xbc\x8e" "example/", false },  /* full-width full stop */
+	/* other characters, empty labels */
+	{ "https://shop_1.example/", false },
+	{ "https://shop..example/", false },
+	{ "https://shop.example./", false },
+	{ "https://shop.example!/", false },
+	{ "https://shop.example,evil.example/", false },
+	{ "https://*.example/", false },
+	/* numbers a browser reads as IPv4, written another way */
+	{ "http://2130706433/", false },
+	{ "http://0x7f.1/", false },
+	{ "http://127.1/", false },
+	{ "http://127.0.0.01/", false },
+	{ "http://256.0.0.1/", false },
+	{ "http://shop.0x10/", false },
+	/* IPv6 not bracketed or not an address; ports */
+	{ "https://::1/", false },
+	{ "https://[::1/", false },
+	{ "https://[]/", false },
+	{ "https://[::g]/", false },
+	{ "https://[::1]x/", false },
+	{ "https://shop.example:/", false },
+	{ "https://shop.example:0/", false },
+	{ "https://shop.example:65536/", false },
+	{ "https://shop.example:123456/", false },
+	{ "https://shop.example:8o/", false },
+	{ "javascript:alert(1)", false },
+};
+
+START_TEST(test_host_table)
+{
+	check_str_case(valid_url_host, "valid_url_host", &host_cases[_i]);
+}
+END_TEST
+
+/* A name of 253 bytes in labels of 63 is a host; one byte more, or a label of 64, is not. */
+START_TEST(test_host_length)
+{
+	char url[400];
+	size_t i;
+
+	strcpy(url, "https://");
+	for (i = 0; i < 4; i++) {
+		memset(url + 8 + i * 64, 'a' + (char)i, 63);
+		url[8 + i * 64 + 63] = '.';
+	}
+	url[8 + 253] = '\0';                     /* 3 x 64 + 61: 253 bytes */
+	ck_assert(valid_url_host(url));
+	strcpy(url + 8 + 253, "d/");
+	ck_assert(!valid_url_host(url));
+	memset(url + 8, 'a', 64);
+	strcpy(url + 8 + 64, ".example/");
+	ck_assert(!valid_url_host(url));
+	strcpy(url + 8 + 63, ".example/");
+	ck_assert(valid_url_host(url));
 }
 END_TEST
 
@@ -325,6 +411,8 @@ valid_suite(void)
 	tcase_add_test(tc, test_email_length);
 	tcase_add_loop_test(tc, test_url_table, 0, (int)NELEM(url_cases));
 	tcase_add_test(tc, test_url_length);
+	tcase_add_loop_test(tc, test_host_table, 0, (int)NELEM(host_cases));
+	tcase_add_test(tc, test_host_length);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("object");
 	tcase_add_loop_test(tc, test_object_table, 0, (int)NELEM(object_cases));
