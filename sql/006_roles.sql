@@ -1,4 +1,4 @@
--- Least-privilege roles (DESIGN.md section 8). They cannot log in; a deployment grants
+-- Least-privilege roles (marketpay-ledger(7), ROLES). They cannot log in; a deployment grants
 -- them to its login roles (CREATE ROLE mp_worker LOGIN IN ROLE marketpay_app).
 --   marketpay_app       the FastCGI workers: sessions, idempotency, PIN counters, and
 --                       money only through the posting functions. No INSERT, UPDATE or

@@ -81,8 +81,7 @@ auth_request(struct app *app, struct req *req, const char *detail)
 	params[0] = digest;
 	params[1] = env_word[app->cfg.environment];
 	if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
-		req_fail(req, err_http_status(e), e == ERR_UNAVAILABLE ?
-		    "service temporarily unavailable; retry later" : "internal error");
+		req_fail_err(req, e);
 		goto out;
 	}
 	if (PQntuples(r) != 1) {

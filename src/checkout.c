@@ -265,7 +265,7 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items)
 	}
 	if ((*s = db_run(app->db, DB_CHECKOUT_GET, 1, p, &e)) == NULL ||
 	    (PQntuples(*s) == 1 && (*items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) == NULL)) {
-		message_page(req, e == ERR_UNAVAILABLE ? 503 : 500, "Something went wrong",
+		message_page(req, err_http_status(e), "Something went wrong",
 		    "Please try again shortly.", NULL);
 		return false;
 	}

@@ -59,7 +59,7 @@ int crypto_seal(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p,
 int crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p, size_t len,
     unsigned char *out);
 
-/* An RSA key pair for PIN encryption (DESIGN.md section 6); opaque outside crypto.c. */
+/* An RSA key pair for transfer PIN encryption; opaque outside crypto.c. */
 struct crypto_pkey;
 
 /* Loads a PEM private key from path. NULL when it cannot be read or parsed. */

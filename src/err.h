@@ -23,6 +23,9 @@ enum err {
 /* The HTTP status for e; 500 for anything unknown. */
 int err_http_status(enum err e);
 
+/* The default message for e ("internal error", ...): static, never NULL. */
+const char *err_message(enum err e);
+
 /* The HTTP reason phrase for an HTTP status ("Bad Request"); never NULL. */
 const char *err_reason(int status);
 

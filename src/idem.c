@@ -52,13 +52,7 @@ static void
 fail_db(struct app *app, struct req *req, enum err e)
 {
 	db_rollback(app->db);
-	if (e == ERR_CONFLICT)
-		req_fail(req, 409, "a request with this Idempotency-Key is still in progress; "
-		    "retry later");
-	else if (e == ERR_UNAVAILABLE)
-		req_fail(req, 503, "service temporarily unavailable; retry later");
-	else
-		req_fail(req, 500, "internal error");
+	req_fail_err(req, e);
 }
 
 bool

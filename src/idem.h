@@ -9,7 +9,7 @@
 #define IDEM_KEY_MAX 255
 
 /*
- * Idempotency-Key handling (DESIGN.md section 3) around one write.
+ * Idempotency-Key handling (marketpay-api(7), IDEMPOTENCY) around one write.
  *
  * idem_begin: without the header returns true and does nothing. With it, opens a
  * transaction, waits (up to idempotency_wait_ms) for any request in flight with the same

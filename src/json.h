@@ -27,7 +27,7 @@ struct json_object *json_money_number(int64_t minor);
 struct json_object *json_money_string(int64_t minor);
 
 /*
- * A new success body: {"status_code": 10, "success": true, "message": message} (spec 2.3,
+ * A new success body: {"status_code": 10, "success": true, "message": message} (marketpay-api(7),
  * 2.5). The caller adds the endpoint's fields and frees it; NULL on ENOMEM.
  */
 struct json_object *json_success(const char *message);

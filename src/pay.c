@@ -41,7 +41,7 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 
 	if (r == NULL) {
 		out->result = PAY_ERROR;
-		out->http_status = e == ERR_UNAVAILABLE ? 503 : 500;
+		out->http_status = err_http_status(e);
 		/* The database refuses a test card outside the sandbox whatever the worker says. */
 		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), "MP021") == 0) {
 			out->result = PAY_RETRY;

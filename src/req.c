@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "err.h"
 #include "json.h"
 #include "req.h"
 
@@ -110,6 +111,15 @@ req_fail(struct req *req, int status, const char *fmt, ...)
 	va_end(ap);
 	trim_partial_utf8(msg);
 	reply_one(req, status, "message", json_object_new_boolean(0), msg);
+}
+
+void
+req_fail_err(struct req *req, enum err e)
+{
+	if (e == ERR_AUTH)
+		req_deny(req, err_message(e));
+	else
+		req_fail(req, err_http_status(e), "%s", err_message(e));
 }
 
 void

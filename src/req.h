@@ -8,6 +8,8 @@
 
 #include <json-c/json.h>
 
+#include "err.h"
+
 #define REQ_MAX_HEADERS 8
 
 /* Content-Length as the request gave it. */
@@ -68,11 +70,14 @@ int req_reply(struct req *req, int status, const char *content_type, const char 
 /* Sets the response to obj serialized (obj stays the caller's). 0 or -1 on ENOMEM. */
 int req_reply_json(struct req *req, int status, struct json_object *obj);
 
-/* The error body of DESIGN.md section 3: {"success": false, "message": ...}. */
+/* The error body of every refusal but 401: {"success": false, "message": ...}. */
 void req_fail(struct req *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The 401 body of spec section 5: {"detail": ...}. */
+/* The error body for e: its status and default message (err.h). */
+void req_fail_err(struct req *req, enum err e);
+
+/* The 401 body: {"detail": ...}. */
 void req_deny(struct req *req, const char *detail);
 
 /* Adds a response header (copied); returns 0 or -1 when full or on ENOMEM. */

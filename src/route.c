@@ -123,7 +123,7 @@ route_dispatch(struct app *app, struct req *req)
 	req->param = param;
 	if (found->deny != NULL) {
 		if (!db_ready(app->db)) {
-			req_fail(req, 503, "service temporarily unavailable; retry later");
+			req_fail_err(req, ERR_UNAVAILABLE);
 			return;
 		}
 		if (!auth_request(app, req, found->deny))

@@ -146,15 +146,6 @@ created_body(const struct app *app, const char *id, const char *expires)
 	return o;
 }
 
-static void
-fail_err(struct req *req, enum err e)
-{
-	if (e == ERR_UNAVAILABLE)
-		req_fail(req, 503, "service temporarily unavailable; retry later");
-	else
-		req_fail(req, 500, "internal error");
-}
-
 void
 session_create(struct app *app, struct req *req)
 {
@@ -186,7 +177,7 @@ session_create(struct app *app, struct req *req)
 	p[7] = lifetime;
 	p[8] = json_text(in.db_items);
 	if ((r = db_run(app->db, DB_SESSION_CREATE, 9, p, &e)) == NULL || PQntuples(r) != 1) {
-		fail_err(req, r == NULL ? e : ERR_DB);
+		req_fail_err(req, r == NULL ? e : ERR_DB);
 	} else if ((body = created_body(app, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1))) == NULL ||
 	    req_reply_json(req, 200, body) != 0)
 		req_fail(req, 500, "internal error");
@@ -290,7 +281,7 @@ session_get(struct app *app, struct req *req)
 	p[0] = req->param;
 	p[1] = merchant;
 	if ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) == NULL) {
-		fail_err(req, e);
+		req_fail_err(req, e);
 		goto out;
 	}
 	/* Another merchant's session is reported exactly like a missing one. */
@@ -299,7 +290,7 @@ session_get(struct app *app, struct req *req)
 		goto out;
 	}
 	if ((items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) == NULL) {
-		fail_err(req, e);
+		req_fail_err(req, e);
 		goto out;
 	}
 	if ((body = session_body(app, s, items)) == NULL || req_reply_json(req, 200, body) != 0)

@@ -22,7 +22,7 @@ struct session_in {
 };
 
 /*
- * Validates a create-session body (spec 2.1, 2.2, 8) held in root. Returns true with in
+ * Validates a create-session body (marketpay-api(7), create-session) held in root. Returns true with in
  * filled (free in->db_items with json_object_put), or false with the field and rule in msg.
  */
 bool session_validate(struct json_object *root, long max_items, int64_t max_amount,
@@ -31,7 +31,7 @@ bool session_validate(struct json_object *root, long max_items, int64_t max_amou
 /* True when s has the form of a session id (a UUID in its 36-character text form). */
 bool session_id_ok(const char *s);
 
-/* POST /api/v1/payment/create-session (spec 4.1). */
+/* POST /api/v1/payment/create-session . */
 void session_create(struct app *app, struct req *req);
 
 /* GET /api/v1/payment/sessions/{id}: the merchant's own session, else 404. */

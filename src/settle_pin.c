@@ -43,7 +43,7 @@ settle_pin_open(struct app *app, struct req *req, const char *pin_b64, struct se
 	if (pin_digest(app->cfg.pepper_file, owner, s.pin, out->digest, out->legacy) != 0) {
 		log_msg(LOG_LVL_ERROR, req->request_id, "pepper_file %s cannot be read",
 		    app->cfg.pepper_file);
-		req_fail(req, 503, "service temporarily unavailable; retry later");
+		req_fail_err(req, ERR_UNAVAILABLE);
 		goto out;
 	}
 	snprintf(out->issued_at, sizeof(out->issued_at), "%lld", s.issued_at);

@@ -214,8 +214,7 @@ transfer_send(struct app *app, struct req *req)
 	 * refusal comes back as a row, and what it recorded is committed with it.
 	 */
 	if ((r = db_run(app->db, DB_TRANSFER_SEND, 8, p, &e)) == NULL)
-		req_fail(req, e == ERR_UNAVAILABLE ? 503 : 500, e == ERR_UNAVAILABLE ?
-		    "service temporarily unavailable; retry later" : "internal error");
+		req_fail_err(req, e);
 	else if (PQntuples(r) < 1)
 		req_fail(req, 500, "internal error");
 	else if (strcmp(PQgetvalue(r, 0, 0), "ok") != 0) {

@@ -20,13 +20,13 @@ struct transfer_in {
 };
 
 /*
- * Validates a transfer body (spec 2.4, DESIGN.md section 6) held in root. Returns true with
+ * Validates a transfer body (marketpay-api(7), send-money-MultiVendor) held in root. Returns true with
  * in filled (free in->accounts and in->amounts), or false with the field and rule in msg.
  */
 bool transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
     struct transfer_in *in, char *msg, size_t msglen);
 
-/* POST /api/v1/payment/send-money-MultiVendor (spec 4.2). */
+/* POST /api/v1/payment/send-money-MultiVendor . */
 void transfer_send(struct app *app, struct req *req);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: an Authorization header value (spec 5) as auth_request reads it,
+ * libFuzzer target: an Authorization header value as auth_request reads it,
  * auth_parse then the environment prefix and auth_digest. The input is the value of the
  * FastCGI parameter HTTP_AUTHORIZATION, so it ends at its first NUL. A key that parses
  * must be what "API-KEY <key>" promises: one space after the scheme, at most AUTH_KEY_MAX

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: a create-session body (spec 2.1, 2.2) as session_create reads it,
+ * libFuzzer target: a create-session body as session_create reads it,
  * json_parse_strict then session_validate, under the default limits and under tight ones.
  * Every refusal must reply strict JSON; every acceptance must respect the limits and give
  * the database an items document that is strict JSON itself.

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: a send-money-MultiVendor body (spec 2.4) as transfer_send reads it,
+ * libFuzzer target: a send-money-MultiVendor body as transfer_send reads it,
  * json_parse_strict then transfer_validate, under the default limits and under tight ones,
  * and then the pin field through crypto_unbase64 as settle_pin_check decodes it. Refusals
  * must reply strict JSON; the array literals given to PostgreSQL must hold exactly the

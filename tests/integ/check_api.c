@@ -29,7 +29,7 @@ create(const char *auth, const char *body, const char *extra, struct http_resp *
 	return http_do("POST", CREATE, h, body, -1, r);
 }
 
-/* A 400/4xx reply of DESIGN.md section 3: success false and a message naming the rule. */
+/* A 400/4xx reply (marketpay-api(7), ERRORS): success false and a message naming the rule. */
 static void
 assert_fail(const struct http_resp *r, long status, const char *needle)
 {

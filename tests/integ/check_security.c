@@ -94,7 +94,7 @@ create_as(const char *auth, const char *body, long len, struct http_resp *r)
 	ck_assert_int_eq(http_do("POST", CREATE, h, body, len, r), 0);
 }
 
-/* A 4xx reply of DESIGN.md section 3: success false, a message holding needle. */
+/* A 4xx reply (marketpay-api(7), ERRORS): success false, a message holding needle. */
 static void
 assert_fail(const struct http_resp *r, long status, const char *needle)
 {

@@ -144,7 +144,7 @@ send_as(const char *auth, const char *body, const char *extra, struct http_resp 
 	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
 }
 
-/* A 4xx reply of DESIGN.md section 3: success false and a message holding needle. */
+/* A 4xx reply (marketpay-api(7), ERRORS): success false and a message holding needle. */
 static void
 assert_fail(const struct http_resp *r, long status, const char *needle)
 {
@@ -159,7 +159,7 @@ assert_fail(const struct http_resp *r, long status, const char *needle)
 }
 
 /*
- * A 200 of spec 2.5 for n vendors: amounts[i] ("12.00") in request order, unique
+ * A transfer's 200 (marketpay-api(7)) for n vendors: amounts[i] ("12.00") in request order, unique
  * tr_<32 hex> ids (copied to ids), the total as a JSON number with two decimals.
  */
 static void

@@ -177,7 +177,7 @@ assert_refused(const struct http_resp *r, const char *needle)
 	    needle, r->status, r->body);
 }
 
-/* A 200 of spec 2.5 with n transfers; the first transaction_id, or NULL. */
+/* A transfer's 200 (marketpay-api(7)) with n transfers; the first transaction_id, or NULL. */
 static const char *
 accepted(const struct http_resp *r, int n)
 {
