@@ -20,7 +20,7 @@ struct route {
 	void (*handler)(struct app *, struct req *);
 };
 
-/* The spec (section 5) has the 401 text differ between endpoints. */
+/* The 401 text differs between endpoints, as the merchant API has it (marketpay-api(7)). */
 #define DENY_SESSION "Invalid or missing API key."
 #define DENY_TRANSFER "Authentication credentials were not provided or are invalid."
 
@@ -40,6 +40,18 @@ static const struct route routes[] = {
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+bool
+route_at(size_t i, const char **method, const char **path, bool *param, const char **deny)
+{
+	if (i >= NROUTES)
+		return false;
+	*method = routes[i].method;
+	*path = routes[i].path;
+	*param = routes[i].param;
+	*deny = routes[i].deny;
+	return true;
+}
 
 static bool
 path_matches(const struct route *r, const char *path, const char **param)

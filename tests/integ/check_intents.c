@@ -45,23 +45,11 @@ footprint(void)
 	    NULL);
 }
 
-/* Runs sql as mp_worker; returns the SQLSTATE ("00000" on success) in state[6]. */
+/* Runs sql as mp_worker; its SQLSTATE into state[6] ("00000": it ran). */
 static const char *
 as_worker(const char *sql, char state[6])
 {
-	PGconn *c = PQconnectdb("user=mp_worker");
-	PGresult *r;
-
-	ck_assert_msg(PQstatus(c) == CONNECTION_OK, "mp_worker cannot log in: %s",
-	    PQerrorMessage(c));
-	r = PQexec(c, sql);
-	snprintf(state, 6, "%s", PQresultStatus(r) == PGRES_TUPLES_OK ||
-	    PQresultStatus(r) == PGRES_COMMAND_OK ? "00000" :
-	    PQresultErrorField(r, PG_DIAG_SQLSTATE) ? PQresultErrorField(r, PG_DIAG_SQLSTATE) :
-	    "?????");
-	PQclear(r);
-	PQfinish(c);
-	return state;
+	return db_as("mp_worker", sql, state);
 }
 
 /* What the review did as the workers' role, and more: each must be refused (42501). */

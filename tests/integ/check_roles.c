@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <check.h>
 
@@ -12,11 +13,13 @@
 #define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
 #define OUT "\"$MARKETPAY_STACK_DIR/roles.out\""
 
-/* Runs sql as the login role user with psql; returns psql's exit status. */
-static int
+/* Runs sql as the login role user: its SQLSTATE ("00000": it ran; "LOGIN": no login). */
+static const char *
 as_role(const char *user, const char *sql)
 {
-	return sh("psql -U %s -v ON_ERROR_STOP=1 -qAt -c \"%s\" >/dev/null 2>&1", user, sql);
+	static char state[6];
+
+	return db_as(user, sql, state);
 }
 
 START_TEST(test_lists_the_stack_roles)
@@ -24,7 +27,7 @@ START_TEST(test_lists_the_stack_roles)
 	ck_assert_int_eq(sh(CTL "db roles >" OUT), 0);
 	ck_assert_int_eq(sh("grep -qx 'marketpay_app mp_worker' " OUT), 0);
 	ck_assert_int_eq(sh("grep -qx 'marketpay_webhookd mp_webhookd' " OUT), 0);
-	ck_assert_int_eq(sh("grep -qx 'marketpay_readonly .*' " OUT), 0);
+	ck_assert_int_eq(sh("grep -qx 'marketpay_readonly mp_dba' " OUT), 0);
 	sh("rm -f " OUT);
 }
 END_TEST
@@ -36,12 +39,12 @@ START_TEST(test_readonly_role_reads_and_writes_nothing)
 	ck_assert_int_eq(sh(CTL "db roles --readonly mp_report_t >/dev/null"), 0);
 	ck_assert_str_eq(db_value("SELECT rolcanlogin::text FROM pg_roles WHERE rolname = $1",
 	    "mp_report_t"), "true");
-	ck_assert_int_eq(as_role("mp_report_t", "SELECT count(*) FROM ledger_entries"), 0);
-	ck_assert_int_eq(as_role("mp_report_t", "SELECT * FROM trial_balance"), 0);
-	ck_assert_int_ne(as_role("mp_report_t", "DELETE FROM idempotency_keys"), 0);
-	ck_assert_int_ne(as_role("mp_report_t",
-	    "INSERT INTO ledger_transactions (kind) VALUES ('adjustment')"), 0);
-	ck_assert_int_ne(as_role("mp_report_t", "UPDATE accounts SET balance = 0"), 0);
+	ck_assert_str_eq(as_role("mp_report_t", "SELECT count(*) FROM ledger_entries"), "00000");
+	ck_assert_str_eq(as_role("mp_report_t", "SELECT * FROM trial_balance"), "00000");
+	ck_assert_str_eq(as_role("mp_report_t", "DELETE FROM idempotency_keys"), "42501");
+	ck_assert_str_eq(as_role("mp_report_t",
+	    "INSERT INTO ledger_transactions (kind) VALUES ('adjustment')"), "42501");
+	ck_assert_str_eq(as_role("mp_report_t", "UPDATE accounts SET balance = 0"), "42501");
 }
 END_TEST
 
@@ -51,8 +54,9 @@ START_TEST(test_worker_role_may_purge)
 	ck_assert_int_eq(sh(CTL "idempotency purge >/dev/null"), 0);
 	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_STACK_DIR/worker.conf\""
 	    " idempotency purge >/dev/null"), 0);
-	ck_assert_int_ne(as_role("mp_worker", "DELETE FROM idempotency_keys"), 0);
-	ck_assert_int_ne(as_role("mp_report_t", "SELECT mp_purge_idempotency(60)"), 0);
+	ck_assert_str_eq(as_role("mp_worker", "SELECT mp_purge_idempotency(60)"), "00000");
+	ck_assert_str_eq(as_role("mp_worker", "DELETE FROM idempotency_keys"), "42501");
+	ck_assert_str_eq(as_role("mp_report_t", "SELECT mp_purge_idempotency(60)"), "42501");
 }
 END_TEST
 
@@ -73,9 +77,10 @@ START_TEST(test_worker_login_cannot_change_ledger)
 	char saved[128];
 
 	snprintf(saved, sizeof(saved), "%s", before ? before : "");
-	ck_assert_int_eq(as_role("mp_worker", "SELECT count(*) FROM ledger_entries"), 0);
-	ck_assert_msg(as_role("mp_worker", ledger_writes[_i]) != 0, "mp_worker may: %s",
-	    ledger_writes[_i]);
+	ck_assert_str_eq(as_role("mp_worker", "SELECT count(*) FROM ledger_entries"), "00000");
+	ck_assert_msg(strcmp(as_role("mp_worker", ledger_writes[_i]), "42501") == 0,
+	    "mp_worker: %s answered %s, not 42501", ledger_writes[_i], as_role("mp_worker",
+	    ledger_writes[_i]));
 	ck_assert_str_eq(db_value("SELECT count(*) || '/' || coalesce(sum(amount), 0)"
 	    " FROM ledger_entries", NULL), saved);
 }

@@ -130,6 +130,28 @@ fixture_live_key(const char *merchant, char key[129])
 	    -1 : 0;
 }
 
+const char *
+db_as(const char *user, const char *sql, char state[6])
+{
+	const char *keys[] = { "user", NULL }, *vals[] = { user, NULL };
+	PGconn *c = PQconnectdbParams(keys, vals, 1);
+	PGresult *r;
+	const char *s;
+
+	if (PQstatus(c) != CONNECTION_OK) {
+		snprintf(state, 6, "LOGIN");
+		PQfinish(c);
+		return state;
+	}
+	r = PQexec(c, sql);
+	s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	snprintf(state, 6, "%s", PQresultStatus(r) == PGRES_TUPLES_OK ||
+	    PQresultStatus(r) == PGRES_COMMAND_OK ? "00000" : s != NULL ? s : "?????");
+	PQclear(r);
+	PQfinish(c);
+	return state;
+}
+
 void
 fixture_init(void)
 {

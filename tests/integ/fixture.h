@@ -26,6 +26,13 @@ void fixture_init(void);
  */
 int fixture_live_key(const char *merchant, char key[129]);
 
+/*
+ * Runs sql (no parameters) logged in as the database role user, on the stack's socket.
+ * Returns its SQLSTATE in state[6]: "00000" when it ran, the refusal's otherwise, "LOGIN"
+ * when the role could not log in (so a failed login is never taken for a refusal).
+ */
+const char *db_as(const char *user, const char *sql, char state[6]);
+
 /* Runs marketpayctl with the stack's config and the given arguments; returns its first
  * output line in a static buffer (NULL on failure). */
 const char *ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

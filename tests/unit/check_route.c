@@ -202,6 +202,60 @@ START_TEST(test_health_without_db)
 }
 END_TEST
 
+/* The whole of a file under the source tree, NUL-terminated (the caller frees). */
+static char *
+source_file(const char *name)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", top != NULL && top[0] != '\0' ? top : ".", name);
+	ck_assert_msg((f = fopen(path, "r")) != NULL, "%s: %s", path, strerror(errno));
+	ck_assert(fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0);
+	ck_assert_ptr_nonnull(buf = malloc((size_t)n + 1));
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/*
+ * The docs follow the route table: each route has a row of the README's API table (its
+ * method and path, "{id}" for a parameter, on one line), each API path is in
+ * marketpay-api(7), and so is each 401 text.
+ */
+START_TEST(test_docs_follow_routes)
+{
+	char *readme = source_file("README.md"), *page = source_file("man/marketpay-api.7");
+	const char *method, *path, *deny, *line, *end;
+	char shown[256];
+	size_t i;
+	bool param, found;
+
+	for (i = 0; route_at(i, &method, &path, &param, &deny); i++) {
+		snprintf(shown, sizeof(shown), "%s%s`", path, param ? "{id}" : "");
+		found = false;
+		for (line = readme; !found && line != NULL && *line != '\0'; line = end ? end + 1 : NULL) {
+			end = strchr(line, '\n');
+			found = strncmp(line, "| `", 3) == 0 && strstr(line, shown) != NULL &&
+			    strstr(line, method) != NULL && (end == NULL ||
+			    strstr(line, shown) < end);
+		}
+		ck_assert_msg(found, "README's API table has no row for %s %s", method, shown);
+		if (strncmp(path, "/api/", 5) == 0)
+			ck_assert_msg(strstr(page, path) != NULL, "marketpay-api(7) lacks %s", path);
+		if (deny != NULL)
+			ck_assert_msg(strstr(page, deny) != NULL && strstr(readme, deny) != NULL,
+			    "the 401 text '%s' is not in marketpay-api(7) and the README", deny);
+	}
+	ck_assert_uint_ge(i, 5);
+	free(readme);
+	free(page);
+}
+END_TEST
+
 static Suite *
 route_suite(void)
 {
@@ -213,6 +267,7 @@ route_suite(void)
 	tcase_add_loop_test(tc, test_dispatch_table, 0, (int)NELEM(cases));
 	tcase_add_test(tc, test_create_without_db);
 	tcase_add_test(tc, test_health_without_db);
+	tcase_add_test(tc, test_docs_follow_routes);
 	suite_add_tcase(s, tc);
 	return s;
 }
