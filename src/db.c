@@ -282,7 +282,7 @@ classify(struct db *db, PGresult *r, const char *what)
 	}
 	if (state != NULL && strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
-	/* mp_post's refusals (sql/002_ledger.sql): the caller says what they mean. */
+	/* The service's own refusals (src/sqlstate.h): the caller says what they mean. */
 	if (state != NULL && strncmp(state, "MP0", 3) == 0) {
 		const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
 

@@ -3,6 +3,7 @@
 
 #include "log.h"
 #include "pay.h"
+#include "sqlstate.h"
 
 /* What mp_pay_wallet, mp_pay_test_card and mp_cancel_session answer, for the page. */
 struct outcome_row {
@@ -43,7 +44,7 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 		out->result = PAY_ERROR;
 		out->http_status = err_http_status(e);
 		/* The database refuses a test card outside the sandbox whatever the worker says. */
-		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), "MP021") == 0) {
+		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), SQLSTATE_NOT_SANDBOX) == 0) {
 			out->result = PAY_RETRY;
 			snprintf(out->message, sizeof(out->message),
 			    "Test cards are accepted in the sandbox only.");

@@ -8,6 +8,7 @@
 #include "json.h"
 #include "money.h"
 #include "settle_pin.h"
+#include "sqlstate.h"
 #include "transfer.h"
 #include "valid.h"
 
@@ -124,10 +125,10 @@ static void
 refused(struct req *req, PGresult *r, const struct transfer_in *in)
 {
 	static const struct { const char *state, *rule; } rules[] = {
-		{ "MP011", ": no such account" },
-		{ "MP012", " is the merchant's own account" },
-		{ "MP013", " is not a vendor account" },
-		{ "MP014", " is not active" },
+		{ SQLSTATE_NO_ACCOUNT, ": no such account" },
+		{ SQLSTATE_OWN_ACCOUNT, " is the merchant's own account" },
+		{ SQLSTATE_NOT_VENDOR, " is not a vendor account" },
+		{ SQLSTATE_NOT_ACTIVE, " is not active" },
 	};
 	const char *state = PQgetvalue(r, 0, 0), *detail = PQgetvalue(r, 0, 1);
 	const char *message = PQgetvalue(r, 0, 2);
@@ -139,12 +140,12 @@ refused(struct req *req, PGresult *r, const struct transfer_in *in)
 			req_fail(req, 400, "vendors[%s].account_number%s", detail, rules[i].rule);
 			return;
 		}
-	if (strcmp(state, "MP015") == 0)
+	if (strcmp(state, SQLSTATE_VENDOR_CURRENCY) == 0)
 		req_fail(req, 400, "vendors[%s].account_number %s", detail, message);
-	else if (strcmp(state, "MP003") == 0)
+	else if (strcmp(state, SQLSTATE_FUNDS) == 0)
 		req_fail(req, 400, "the total %s exceeds the available balance",
 		    money_format(in->total, total));
-	else if (strcmp(state, "MP001") == 0)
+	else if (strcmp(state, SQLSTATE_ACCOUNT_UNUSABLE) == 0)
 		/* An account became unusable after the checks above: the ledger names it. */
 		req_fail(req, 400, "%s", message);
 	else
