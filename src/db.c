@@ -273,7 +273,13 @@ classify(struct db *db, PGresult *r, const char *what)
 {
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
 
-	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK) {
+	/*
+	 * An error without a SQLSTATE came from libpq, not the server: the connection broke,
+	 * even when libpq has not marked it bad yet (a BEGIN sent into a socket the server has
+	 * just closed answers "server closed the connection unexpectedly" with the status still
+	 * CONNECTION_OK). Found by tests/faults.sh: it was a 500.
+	 */
+	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK || state == NULL) {
 		log_msg(LOG_LVL_ERROR, db->reqid, "%s: connection lost: %s", what,
 		    db->conn ? PQerrorMessage(db->conn) : "");
 		/* Reconnect on the next request without waiting out a back-off. */

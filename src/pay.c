@@ -42,7 +42,8 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 
 	if (r == NULL) {
 		out->result = PAY_ERROR;
-		out->http_status = err_http_status(e);
+		/* A refusal of ours that escaped the payment functions is our fault: 500. */
+		out->http_status = err_http_status(e == ERR_INVALID ? ERR_INTERNAL : e);
 		/* The database refuses a test card outside the sandbox whatever the worker says. */
 		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), SQLSTATE_NOT_SANDBOX) == 0) {
 			out->result = PAY_RETRY;

@@ -215,7 +215,8 @@ transfer_send(struct app *app, struct req *req)
 	 * refusal comes back as a row, and what it recorded is committed with it.
 	 */
 	if ((r = db_run(app->db, DB_TRANSFER_SEND, 8, p, &e)) == NULL)
-		req_fail_err(req, e);
+		/* Refusals come back as rows: one that was raised is our fault (500). */
+		req_fail_err(req, e == ERR_INVALID ? ERR_INTERNAL : e);
 	else if (PQntuples(r) < 1)
 		req_fail(req, 500, "internal error");
 	else if (strcmp(PQgetvalue(r, 0, 0), "ok") != 0) {
