@@ -206,6 +206,7 @@ set_up(struct webhook *w)
 			goto out;
 		}
 		PQclear(r);
+		r = NULL;
 	}
 	if (db_environment_check(w->conn, config_env_name(w->cfg), NULL) != 0)
 		goto out;
