@@ -56,10 +56,6 @@ auth_new_key(const char *env_prefix, char *key, char *digest)
 bool
 auth_request(struct app *app, struct req *req, const char *detail)
 {
-	static const char *const env_word[CONFIG_ENV__MAX] = {
-		"sandbox",    /* CONFIG_SANDBOX */
-		"production", /* CONFIG_PRODUCTION */
-	};
 	const char *prefix = config_key_prefix(&app->cfg), *key = NULL;
 	const char *params[2];
 	char digest[2 + 2 * CRYPTO_SHA256_LEN + 1];
@@ -79,7 +75,7 @@ auth_request(struct app *app, struct req *req, const char *detail)
 		goto out;
 	}
 	params[0] = digest;
-	params[1] = env_word[app->cfg.environment];
+	params[1] = config_env_name(&app->cfg);
 	if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
 		req_fail_err(req, e);
 		goto out;

@@ -9,12 +9,6 @@
 /* Characters of a key kept in the clear, for listing and revoking: "mp_test_" + 8 hex. */
 #define KEY_PREFIX_LEN 16
 
-static const char *
-env_word(const struct ctl *c)
-{
-	return c->cfg.environment == CONFIG_PRODUCTION ? "production" : "sandbox";
-}
-
 int
 ctl_key_create(struct ctl *c, int argc, char **argv)
 {
@@ -31,7 +25,7 @@ ctl_key_create(struct ctl *c, int argc, char **argv)
 	p[0] = argv[0];
 	p[1] = prefix;
 	p[2] = digest;
-	p[3] = env_word(c);
+	p[3] = config_env_name(&c->cfg);
 	if ((r = ctl_exec(c, "key create",
 	    "INSERT INTO api_keys (merchant_id, prefix, digest, environment)"
 	    " SELECT id, $2, $3::bytea, $4 FROM merchants WHERE id = $1 RETURNING id", 4,
