@@ -10,7 +10,6 @@
 #include "log.h"
 #include "money.h"
 #include "pay.h"
-#include "session.h"
 #include "valid.h"
 
 /* Columns of DB_CHECKOUT_GET. */
@@ -254,7 +253,7 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items)
 	enum err e;
 
 	*s = *items = NULL;
-	if (!session_id_ok(req->param)) {
+	if (!valid_uuid(req->param)) {
 		message_page(req, 404, "Page not found", "There is no payment page here.", NULL);
 		return false;
 	}
@@ -276,8 +275,8 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items)
 	return true;
 }
 
-void
-checkout_get(struct app *app, struct req *req)
+enum err
+checkout_get(struct app *app, struct req *req, void *in)
 {
 	PGresult *s = NULL, *items = NULL;
 
@@ -289,6 +288,8 @@ checkout_get(struct app *app, struct req *req)
 	}
 	PQclear(items);
 	PQclear(s);
+	(void)in;
+	return ERR_OK;
 }
 
 /*
@@ -303,8 +304,8 @@ field(const struct req *req, const char *name, char out[FIELD_MAX])
 	return form_check(name, out);
 }
 
-void
-checkout_post(struct app *app, struct req *req)
+enum err
+checkout_post(struct app *app, struct req *req, void *in)
 {
 	char csrf[FIELD_MAX], want[65], action[FIELD_MAX] = "", method[FIELD_MAX] = "";
 	char a[FIELD_MAX] = "", b[FIELD_MAX] = "", c[FIELD_MAX] = "";
@@ -376,4 +377,6 @@ checkout_post(struct app *app, struct req *req)
 out:
 	PQclear(items);
 	PQclear(s);
+	(void)in;
+	return ERR_OK;
 }

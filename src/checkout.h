@@ -3,11 +3,12 @@
 
 #include "app.h"
 #include "req.h"
+#include "route.h"
 
 /* GET /checkout/{session_id}: the hosted page (HTML), or a 404 page. */
-void checkout_get(struct app *app, struct req *req);
+route_handler checkout_get;
 
 /* POST /checkout/{session_id}: the page's form (pay or cancel), CSRF-checked. */
-void checkout_post(struct app *app, struct req *req);
+route_handler checkout_post;
 
 #endif

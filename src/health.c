@@ -2,8 +2,8 @@
 
 #include "health.h"
 
-void
-health_get(struct app *app, struct req *req)
+enum err
+health_get(struct app *app, struct req *req, void *in)
 {
 	static const char ok[] = "{\"status\":\"ok\",\"database\":\"ok\"}";
 	static const char down[] = "{\"status\":\"unavailable\",\"database\":\"unreachable\"}";
@@ -17,4 +17,6 @@ health_get(struct app *app, struct req *req)
 		req_reply(req, 200, "application/json", ok, strlen(ok));
 	else
 		req_reply(req, 503, "application/json", down, strlen(down));
+	(void)in;
+	return ERR_OK;
 }

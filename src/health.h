@@ -3,8 +3,9 @@
 
 #include "app.h"
 #include "req.h"
+#include "route.h"
 
 /* GET /api/v1/health: 200 {"status":"ok"} when the database answers, else 503. */
-void health_get(struct app *app, struct req *req);
+route_handler health_get;
 
 #endif

@@ -1,23 +1,30 @@
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "auth.h"
+#include "body.h"
 #include "checkout.h"
 #include "health.h"
+#include "idem.h"
+#include "json.h"
 #include "route.h"
 #include "session.h"
 #include "settle_pin.h"
 #include "transfer.h"
 
+/* One endpoint: everything the pipeline does before and after its handler is declared here. */
 struct route {
 	const char *method;
 	const char *path;     /* exact path, or a prefix ending in '/' when param is set */
 	bool param;           /* the rest of the path (one segment) is the handler's parameter */
 	const char *deny;     /* 401 detail text; NULL = no API key needed */
 	const char *body;     /* the body's content type; NULL = no body */
-	void (*handler)(struct app *, struct req *);
+	const struct body_spec *spec; /* JSON bodies: the field table and checks; NULL = none */
+	bool idem;            /* Idempotency-Key applies: the handler runs in its transaction */
+	route_handler *handler;
 };
 
 /* The 401 text differs between endpoints, as the merchant API has it (marketpay-api(7)). */
@@ -27,16 +34,20 @@ struct route {
 #define JSON "application/json"
 #define FORM "application/x-www-form-urlencoded"
 
+#define IDEM true
+
 static const struct route routes[] = {
-	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, JSON, session_create },
-	{ "GET",  "/api/v1/payment/sessions/",      true,  DENY_SESSION, NULL, session_get },
+	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, JSON, &session_body,
+	  IDEM, session_create },
+	{ "GET",  "/api/v1/payment/sessions/", true, DENY_SESSION, NULL, NULL, false,
+	  session_get },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, DENY_TRANSFER, JSON,
-	  transfer_send },
-	{ "GET",  "/api/v1/payment/pin-public-key", false, DENY_TRANSFER, NULL,
+	  &transfer_body, IDEM, transfer_send },
+	{ "GET",  "/api/v1/payment/pin-public-key", false, DENY_TRANSFER, NULL, NULL, false,
 	  settle_pin_public_key },
-	{ "GET",  "/api/v1/health",                 false, NULL,         NULL, health_get },
-	{ "GET",  "/checkout/",                     true,  NULL,         NULL, checkout_get },
-	{ "POST", "/checkout/",                     true,  NULL,         FORM, checkout_post },
+	{ "GET",  "/api/v1/health", false, NULL, NULL, NULL, false, health_get },
+	{ "GET",  "/checkout/", true, NULL, NULL, NULL, false, checkout_get },
+	{ "POST", "/checkout/", true, NULL, FORM, NULL, false, checkout_post },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -102,6 +113,43 @@ check_body(struct app *app, struct req *req, const char *type)
 	}
 }
 
+/* The stages after the request's checks: body, idempotency, handler, its error. */
+static void
+run(struct app *app, struct req *req, const struct route *r)
+{
+	const struct body_spec *spec = r->spec;
+	struct json_object *root = NULL;
+	void *in = NULL;
+	char msg[512];
+	enum err e;
+
+	if (spec != NULL) {
+		if ((in = calloc(1, spec->size)) == NULL) {
+			req_fail_err(req, ERR_NOMEM);
+			return;
+		}
+		if ((root = json_parse_strict(req->body, req->body_len, msg, sizeof(msg))) == NULL ||
+		    !body_validate(spec, &app->cfg, root, in, msg, sizeof(msg))) {
+			req_fail(req, 400, "%s", msg);
+			goto out;
+		}
+		/* The slow work (RSA) before the key's lock; then a stored reply replays as it was. */
+		if (spec->open != NULL && !spec->open(app, req, in))
+			goto out;
+	}
+	if (r->idem && !idem_begin(app, req))
+		goto out;
+	if ((e = r->handler(app, req, in)) != ERR_OK)
+		req_fail_err(req, e);
+	if (r->idem)
+		idem_end(app, req);
+out:
+	if (in != NULL && spec->release != NULL)
+		spec->release(in);
+	free(in);
+	json_object_put(root);
+}
+
 void
 route_dispatch(struct app *app, struct req *req)
 {
@@ -140,8 +188,9 @@ route_dispatch(struct app *app, struct req *req)
 		}
 		if (!auth_request(app, req, found->deny))
 			return;
+		snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
 	}
 	if (found->body != NULL && !check_body(app, req, found->body))
 		return;
-	found->handler(app, req);
+	run(app, req, found);
 }

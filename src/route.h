@@ -8,9 +8,18 @@
 #include "req.h"
 
 /*
- * Answers req: finds the route (404, 405 with Allow), checks the database is reachable (503),
- * the API key (401), the content type (415) and the body length (411, 413), then runs the
- * handler. Always leaves a response in req.
+ * An endpoint's own logic. in is its body's input struct after validation (NULL for a route
+ * without a body spec). Returns ERR_OK when it set req's response (any status), else the
+ * error the pipeline answers with (err.h: its status and default message).
+ */
+typedef enum err route_handler(struct app *app, struct req *req, void *in);
+
+/*
+ * The request pipeline: finds the route (404, 405 with Allow), checks the database is
+ * reachable (503) and the API key (401), the content type (415) and the body length (411,
+ * 413); parses and validates the JSON body against the route's body spec (400), opens it;
+ * begins the Idempotency-Key transaction where the route has one (replays, 409, 422); runs
+ * the handler, answers its error, and ends the transaction. Always leaves a response in req.
  */
 void route_dispatch(struct app *app, struct req *req);
 

@@ -2,12 +2,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idem.h"
+#include "body.h"
 #include "json.h"
-#include "log.h"
 #include "money.h"
 #include "session.h"
 #include "valid.h"
+
+/* Columns of DB_SESSION_CREATE, DB_SESSION_GET and DB_SESSION_ITEMS. */
+enum { CREATED_ID, CREATED_EXPIRES };
+enum { GET_ID, GET_STATUS, GET_AMOUNT, GET_CURRENCY, GET_USER, GET_EMAIL, GET_SUCCESS,
+	GET_FAILURE, GET_CREATED, GET_EXPIRES };
+enum { ITEM_ID, ITEM_NAME, ITEM_PRICE };
 
 struct item_in {
 	const char *id;
@@ -68,21 +73,15 @@ db_item(const struct item_in *it)
 	return o;
 }
 
-bool
-session_validate(struct json_object *root, long max_items, int64_t max_amount,
-    struct session_in *in, char *msg, size_t msglen)
+/* The items array: each item's fields, their count and their total. */
+static bool
+check_items(const struct config *cfg, void *arg, char *msg, size_t msglen)
 {
+	struct session_in *in = arg;
 	size_t i, n;
 	char prefix[32];
 
-	memset(in, 0, sizeof(*in));
-	if (!json_object_is_type(root, json_type_object)) {
-		snprintf(msg, msglen, "request body must be a JSON object");
-		return false;
-	}
-	if (!valid_object(root, session_fields, NELEM(session_fields), "", max_amount, in,
-	    msg, msglen) ||
-	    !url_host_ok(in->success_url, "redirect_success_url", msg, msglen) ||
+	if (!url_host_ok(in->success_url, "redirect_success_url", msg, msglen) ||
 	    !url_host_ok(in->failure_url, "redirect_failure_url", msg, msglen))
 		return false;
 	n = json_object_array_length(in->items);
@@ -90,8 +89,8 @@ session_validate(struct json_object *root, long max_items, int64_t max_amount,
 		snprintf(msg, msglen, "items must not be empty");
 		return false;
 	}
-	if (n > (size_t)max_items) {
-		snprintf(msg, msglen, "items must have at most %ld entries", max_items);
+	if (n > (size_t)cfg->max_items) {
+		snprintf(msg, msglen, "items must have at most %ld entries", cfg->max_items);
 		return false;
 	}
 	if ((in->db_items = json_object_new_array_ext((int)n)) == NULL) {
@@ -108,12 +107,12 @@ session_validate(struct json_object *root, long max_items, int64_t max_amount,
 			goto fail;
 		}
 		strncat(prefix, ".", sizeof(prefix) - strlen(prefix) - 1);
-		if (!valid_object(v, item_fields, NELEM(item_fields), prefix, max_amount, &it,
+		if (!valid_object(v, item_fields, NELEM(item_fields), prefix, cfg->max_amount, &it,
 		    msg, msglen))
 			goto fail;
 		/* Both are at most max_amount, far below INT64_MAX: the sum cannot overflow. */
 		in->amount += it.price;
-		if (in->amount > max_amount) {
+		if (in->amount > cfg->max_amount) {
 			snprintf(msg, msglen, "the total of items[].price is above the maximum "
 			    "amount");
 			goto fail;
@@ -128,6 +127,29 @@ fail:
 	json_object_put(in->db_items);
 	in->db_items = NULL;
 	return false;
+}
+
+static void
+release(void *arg)
+{
+	struct session_in *in = arg;
+
+	json_object_put(in->db_items);
+	in->db_items = NULL;
+}
+
+const struct body_spec session_body = {
+	session_fields, NELEM(session_fields), sizeof(struct session_in), check_items, NULL,
+	release,
+};
+
+bool
+session_validate(struct json_object *root, long max_items, int64_t max_amount,
+    struct session_in *in, char *msg, size_t msglen)
+{
+	struct config cfg = { .max_items = max_items, .max_amount = max_amount };
+
+	return body_validate(&session_body, &cfg, root, in, msg, msglen);
 }
 
 static struct json_object *
@@ -146,64 +168,37 @@ created_body(const struct app *app, const char *id, const char *expires)
 	return o;
 }
 
-void
-session_create(struct app *app, struct req *req)
+enum err
+session_create(struct app *app, struct req *req, void *arg)
 {
-	struct json_object *root = NULL, *body = NULL;
-	struct session_in in = { 0 };
-	char msg[512], merchant[24], amount[24], lifetime[24];
+	const struct session_in *in = arg;
+	struct json_object *body = NULL;
+	char amount[24], lifetime[24];
 	const char *p[9];
-	PGresult *r = NULL;
+	PGresult *r;
 	enum err e;
 
-	if ((root = json_parse_strict(req->body, req->body_len, msg, sizeof(msg))) == NULL ||
-	    !session_validate(root, app->cfg.max_items, app->cfg.max_amount, &in, msg,
-	    sizeof(msg))) {
-		req_fail(req, 400, "%s", msg);
-		goto out;
-	}
-	if (!idem_begin(app, req))
-		goto out;
-	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
-	snprintf(amount, sizeof(amount), "%lld", (long long)in.amount);
+	snprintf(amount, sizeof(amount), "%lld", (long long)in->amount);
 	snprintf(lifetime, sizeof(lifetime), "%ld", app->cfg.session_lifetime);
-	p[0] = merchant;
+	p[0] = req->merchant;
 	p[1] = amount;
 	p[2] = req->merchant_currency;
-	p[3] = in.user_id;
-	p[4] = in.email;
-	p[5] = in.success_url;
-	p[6] = in.failure_url;
+	p[3] = in->user_id;
+	p[4] = in->email;
+	p[5] = in->success_url;
+	p[6] = in->failure_url;
 	p[7] = lifetime;
-	p[8] = json_text(in.db_items);
-	if ((r = db_run(app->db, DB_SESSION_CREATE, 9, p, &e)) == NULL || PQntuples(r) != 1) {
-		req_fail_err(req, r == NULL ? e : ERR_DB);
-	} else if ((body = created_body(app, PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1))) == NULL ||
-	    req_reply_json(req, 200, body) != 0)
-		req_fail(req, 500, "internal error");
-	idem_end(app, req);
-out:
+	p[8] = json_text(in->db_items);
+	if ((r = db_run(app->db, DB_SESSION_CREATE, 9, p, &e)) == NULL)
+		return e;
+	if (PQntuples(r) != 1)
+		e = ERR_DB;
+	else if ((body = created_body(app, PQgetvalue(r, 0, CREATED_ID),
+	    PQgetvalue(r, 0, CREATED_EXPIRES))) == NULL || req_reply_json(req, 200, body) != 0)
+		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);
-	json_object_put(in.db_items);
-	json_object_put(root);
-}
-
-bool
-session_id_ok(const char *s)
-{
-	size_t i;
-
-	if (strlen(s) != 36)
-		return false;
-	for (i = 0; i < 36; i++) {
-		if (i == 8 || i == 13 || i == 18 || i == 23) {
-			if (s[i] != '-')
-				return false;
-		} else if (strchr("0123456789abcdefABCDEF", s[i]) == NULL || s[i] == '\0')
-			return false;
-	}
-	return true;
+	return e;
 }
 
 /* A column as a JSON string, or JSON null for SQL NULL. */
@@ -232,8 +227,9 @@ items_json(PGresult *r)
 	for (i = 0; a != NULL && i < PQntuples(r); i++) {
 		if ((o = json_object_new_object()) == NULL ||
 		    json_object_array_add(a, o) != 0 ||
-		    add_col(o, "id", r, i, 0) != 0 || add_col(o, "name", r, i, 1) != 0 ||
-		    json_add(o, "price", json_money_string(strtoll(PQgetvalue(r, i, 2), NULL, 10)))) {
+		    add_col(o, "id", r, i, ITEM_ID) != 0 || add_col(o, "name", r, i, ITEM_NAME) != 0 ||
+		    json_add(o, "price", json_money_string(strtoll(PQgetvalue(r, i, ITEM_PRICE),
+		    NULL, 10)))) {
 			json_object_put(a);
 			return NULL;
 		}
@@ -242,21 +238,23 @@ items_json(PGresult *r)
 }
 
 static struct json_object *
-session_body(const struct app *app, PGresult *s, PGresult *items)
+session_json(const struct app *app, PGresult *s, PGresult *items)
 {
 	struct json_object *o = json_success("Payment session found.");
 	char url[2048];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
-	    PQgetvalue(s, 0, 0));
-	if (o == NULL || add_col(o, "session_id", s, 0, 0) != 0 || add_col(o, "status", s, 0, 1) != 0 ||
-	    json_add(o, "amount", json_money_string(strtoll(PQgetvalue(s, 0, 2), NULL, 10))) ||
-	    add_col(o, "currency", s, 0, 3) != 0 || add_col(o, "user_id", s, 0, 4) != 0 ||
-	    add_col(o, "email", s, 0, 5) != 0 ||
-	    add_col(o, "redirect_success_url", s, 0, 6) != 0 ||
-	    add_col(o, "redirect_failure_url", s, 0, 7) != 0 ||
+	    PQgetvalue(s, 0, GET_ID));
+	if (o == NULL || add_col(o, "session_id", s, 0, GET_ID) != 0 ||
+	    add_col(o, "status", s, 0, GET_STATUS) != 0 ||
+	    json_add(o, "amount", json_money_string(strtoll(PQgetvalue(s, 0, GET_AMOUNT), NULL,
+	    10))) || add_col(o, "currency", s, 0, GET_CURRENCY) != 0 ||
+	    add_col(o, "user_id", s, 0, GET_USER) != 0 || add_col(o, "email", s, 0, GET_EMAIL) ||
+	    add_col(o, "redirect_success_url", s, 0, GET_SUCCESS) != 0 ||
+	    add_col(o, "redirect_failure_url", s, 0, GET_FAILURE) != 0 ||
 	    json_add(o, "items", items_json(items)) != 0 ||
-	    add_col(o, "created_at", s, 0, 8) != 0 || add_col(o, "expires_at", s, 0, 9) != 0 ||
+	    add_col(o, "created_at", s, 0, GET_CREATED) != 0 ||
+	    add_col(o, "expires_at", s, 0, GET_EXPIRES) != 0 ||
 	    json_add(o, "url", json_object_new_string(url)) != 0) {
 		json_object_put(o);
 		return NULL;
@@ -264,39 +262,26 @@ session_body(const struct app *app, PGresult *s, PGresult *items)
 	return o;
 }
 
-void
-session_get(struct app *app, struct req *req)
+enum err
+session_get(struct app *app, struct req *req, void *in)
 {
 	struct json_object *body = NULL;
 	PGresult *s = NULL, *items = NULL;
-	char merchant[24];
-	const char *p[2];
+	const char *p[2] = { req->param, req->merchant };
 	enum err e;
 
-	if (!session_id_ok(req->param)) {
-		req_fail(req, 404, "payment session not found");
-		return;
-	}
-	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
-	p[0] = req->param;
-	p[1] = merchant;
-	if ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) == NULL) {
-		req_fail_err(req, e);
-		goto out;
-	}
+	(void)in;
 	/* Another merchant's session is reported exactly like a missing one. */
-	if (PQntuples(s) != 1) {
+	if (!valid_uuid(req->param) ||
+	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1)) {
 		req_fail(req, 404, "payment session not found");
-		goto out;
-	}
-	if ((items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) == NULL) {
-		req_fail_err(req, e);
-		goto out;
-	}
-	if ((body = session_body(app, s, items)) == NULL || req_reply_json(req, 200, body) != 0)
-		req_fail(req, 500, "internal error");
-out:
+		e = ERR_OK;
+	} else if (s != NULL && (items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) != NULL &&
+	    ((body = session_json(app, s, items)) == NULL ||
+	    req_reply_json(req, 200, body) != 0))
+		e = ERR_NOMEM;
 	json_object_put(body);
 	PQclear(items);
 	PQclear(s);
+	return e;
 }

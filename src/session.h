@@ -8,7 +8,9 @@
 #include <json-c/json.h>
 
 #include "app.h"
+#include "body.h"
 #include "req.h"
+#include "route.h"
 
 /* A create-session request after validation; strings point into the parsed JSON. */
 struct session_in {
@@ -22,19 +24,20 @@ struct session_in {
 };
 
 /*
- * Validates a create-session body (marketpay-api(7), create-session) held in root. Returns true with in
- * filled (free in->db_items with json_object_put), or false with the field and rule in msg.
+ * Validates a create-session body (marketpay-api(7), create-session) held in root, as the
+ * route does under these limits. Returns true with in filled (free in->db_items with
+ * json_object_put), or false with the field and rule in msg.
  */
 bool session_validate(struct json_object *root, long max_items, int64_t max_amount,
     struct session_in *in, char *msg, size_t msglen);
 
-/* True when s has the form of a session id (a UUID in its 36-character text form). */
-bool session_id_ok(const char *s);
+/* The create-session body: its field table and checks, for its route row. */
+extern const struct body_spec session_body;
 
-/* POST /api/v1/payment/create-session . */
-void session_create(struct app *app, struct req *req);
+/* POST /api/v1/payment/create-session, in its Idempotency-Key transaction. */
+route_handler session_create;
 
 /* GET /api/v1/payment/sessions/{id}: the merchant's own session, else 404. */
-void session_get(struct app *app, struct req *req);
+route_handler session_get;
 
 #endif

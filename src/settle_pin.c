@@ -95,17 +95,20 @@ settle_pin_refused(struct req *req, PGresult *r)
 	return true;
 }
 
-void
-settle_pin_public_key(struct app *app, struct req *req)
+enum err
+settle_pin_public_key(struct app *app, struct req *req, void *in)
 {
 	struct json_object *o = NULL;
+	enum err e = ERR_OK;
 
+	(void)in;
 	if (app->pin_public_pem == NULL) {
 		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
 	} else if ((o = json_success("Encrypt \"PIN:UNIX_TIME:NONCE\" to this key with RSA-OAEP "
 	    "(SHA-256) and send it base64-encoded.")) == NULL ||
 	    json_add(o, "public_key", json_object_new_string(app->pin_public_pem)) != 0 ||
 	    req_reply_json(req, 200, o) != 0)
-		req_fail(req, 500, "internal error");
+		e = ERR_NOMEM;
 	json_object_put(o);
+	return e;
 }

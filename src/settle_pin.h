@@ -8,6 +8,7 @@
 #include "app.h"
 #include "pin.h"
 #include "req.h"
+#include "route.h"
 
 /* What the database needs of a transfer PIN: its digests, when it was made, its nonce. */
 struct settle_pin {
@@ -34,6 +35,6 @@ bool settle_pin_open(struct app *app, struct req *req, const char *pin_b64,
 bool settle_pin_refused(struct req *req, PGresult *r);
 
 /* GET /api/v1/payment/pin-public-key: the PEM merchants encrypt their PIN to. */
-void settle_pin_public_key(struct app *app, struct req *req);
+route_handler settle_pin_public_key;
 
 #endif

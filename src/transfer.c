@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "body.h"
 #include "crypto.h"
-#include "idem.h"
 #include "json.h"
 #include "money.h"
 #include "settle_pin.h"
@@ -21,10 +21,15 @@ struct vendor_in {
 #define V(f) offsetof(struct vendor_in, f)
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define ACCOUNT_LEN 12
-/* Columns of mp_transfer_send's rows (sql/008_intents.sql) after its outcome columns. */
-#define T_ID 5
-#define T_AMOUNT 6
-#define T_DATE 7   /* two letters and ten digits, as accounts.account_number */
+/* Columns of DB_TRANSFER_SEND (mp_transfer_send's rows, sql/008_intents.sql). */
+enum { T_OUTCOME, T_DETAIL, T_MESSAGE, T_LOCKED_UNTIL, T_LOCKED_SECONDS, T_ID, T_AMOUNT,
+	T_DATE };
+
+/* The route's input: the body, then the PIN it carries once opened. */
+struct transfer_req {
+	struct transfer_in in;     /* first: the field table's offsets are into it */
+	struct settle_pin pin;
+};
 
 static const struct valid_field transfer_fields[] = {
 	{ "pin", VALID_STRING, true, true, 4096, NULL, NULL, T(pin), VALID_NO_PRESENT },
@@ -37,7 +42,7 @@ static const struct valid_field vendor_fields[] = {
 	{ "amount", VALID_MONEY, true, false, 0, NULL, NULL, V(amount), VALID_NO_PRESENT },
 };
 
-/* The form of every account number; anything else cannot name an account. */
+/* Two letters and ten digits: the form of every account number (accounts.account_number). */
 static bool
 account_form(const char *s)
 {
@@ -45,26 +50,19 @@ account_form(const char *s)
 	    strspn(s + 2, "0123456789") == ACCOUNT_LEN - 2;
 }
 
-bool
-transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
-    struct transfer_in *in, char *msg, size_t msglen)
+/* The vendors array: each vendor's fields, no account twice, their count and total. */
+static bool
+check_vendors(const struct config *cfg, void *arg, char *msg, size_t msglen)
 {
+	struct transfer_in *in = arg;
 	struct vendor_in v[1000];
 	size_t i, j, n;
 	char prefix[32];
 
-	memset(in, 0, sizeof(*in));
-	if (!json_object_is_type(root, json_type_object)) {
-		snprintf(msg, msglen, "request body must be a JSON object");
-		return false;
-	}
-	if (!valid_object(root, transfer_fields, NELEM(transfer_fields), "", max_amount, in, msg,
-	    msglen))
-		return false;
 	n = json_object_array_length(in->vendors);
-	if (n == 0 || n > (size_t)max_vendors || n > NELEM(v)) {
+	if (n == 0 || n > (size_t)cfg->max_vendors || n > NELEM(v)) {
 		snprintf(msg, msglen, n == 0 ? "vendors must not be empty" :
-		    "vendors must have at most %ld entries", max_vendors);
+		    "vendors must have at most %ld entries", cfg->max_vendors);
 		return false;
 	}
 	for (i = 0; i < n; i++) {
@@ -77,8 +75,8 @@ transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount
 		}
 		strncat(prefix, ".", sizeof(prefix) - strlen(prefix) - 1);
 		memset(&v[i], 0, sizeof(v[i]));
-		if (!valid_object(o, vendor_fields, NELEM(vendor_fields), prefix, max_amount, &v[i],
-		    msg, msglen))
+		if (!valid_object(o, vendor_fields, NELEM(vendor_fields), prefix, cfg->max_amount,
+		    &v[i], msg, msglen))
 			return false;
 		if (!account_form(v[i].account_number)) {
 			snprintf(msg, msglen, "%saccount_number: no such account", prefix);
@@ -91,7 +89,7 @@ transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount
 				return false;
 			}
 		/* Each is at most max_amount, far below INT64_MAX: the sum cannot overflow. */
-		if ((in->total += v[i].amount) > max_amount) {
+		if ((in->total += v[i].amount) > cfg->max_amount) {
 			snprintf(msg, msglen, "the total of vendors[].amount is above the maximum "
 			    "amount");
 			return false;
@@ -120,6 +118,41 @@ transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount
 	return true;
 }
 
+/* The RSA work, before the Idempotency-Key's lock. */
+static bool
+open_pin(struct app *app, struct req *req, void *arg)
+{
+	struct transfer_req *t = arg;
+
+	return settle_pin_open(app, req, t->in.pin, &t->pin);
+}
+
+static void
+release(void *arg)
+{
+	struct transfer_req *t = arg;
+
+	free(t->in.accounts);
+	free(t->in.amounts);
+	crypto_wipe(t, sizeof(*t));
+}
+
+const struct body_spec transfer_body = {
+	transfer_fields, NELEM(transfer_fields), sizeof(struct transfer_req), check_vendors,
+	open_pin, release,
+};
+
+bool
+transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
+    struct transfer_in *in, char *msg, size_t msglen)
+{
+	struct config cfg = { .max_vendors = max_vendors, .max_amount = max_amount };
+	const struct body_spec spec = { transfer_fields, NELEM(transfer_fields), sizeof(*in),
+	    check_vendors, NULL, NULL };
+
+	return body_validate(&spec, &cfg, root, in, msg, msglen);
+}
+
 /* A vendor or ledger refusal of mp_transfer_send (sql/) as the merchant's 400. */
 static void
 refused(struct req *req, PGresult *r, const struct transfer_in *in)
@@ -130,8 +163,8 @@ refused(struct req *req, PGresult *r, const struct transfer_in *in)
 		{ SQLSTATE_NOT_VENDOR, " is not a vendor account" },
 		{ SQLSTATE_NOT_ACTIVE, " is not active" },
 	};
-	const char *state = PQgetvalue(r, 0, 0), *detail = PQgetvalue(r, 0, 1);
-	const char *message = PQgetvalue(r, 0, 2);
+	const char *state = PQgetvalue(r, 0, T_OUTCOME), *detail = PQgetvalue(r, 0, T_DETAIL);
+	const char *message = PQgetvalue(r, 0, T_MESSAGE);
 	char total[MONEY_BUFLEN];
 	size_t i;
 
@@ -181,56 +214,33 @@ reply_body(PGresult *r, int64_t total)
 	return o;
 }
 
-void
-transfer_send(struct app *app, struct req *req)
+enum err
+transfer_send(struct app *app, struct req *req, void *arg)
 {
-	struct json_object *root = NULL, *body = NULL;
-	struct transfer_in in = { 0 };
-	struct settle_pin pin = { 0 };
-	char msg[512], merchant[24];
-	const char *p[8];
-	PGresult *r = NULL;
+	const struct transfer_req *t = arg;
+	struct json_object *body = NULL;
+	const char *p[8] = { req->merchant, t->pin.digest, t->pin.legacy, t->pin.issued_at,
+	    t->pin.nonce, t->in.accounts, t->in.amounts, app->cfg.timezone };
+	PGresult *r;
 	enum err e;
 
-	if ((root = json_parse_strict(req->body, req->body_len, msg, sizeof(msg))) == NULL ||
-	    !transfer_validate(root, app->cfg.max_vendors, app->cfg.max_amount, &in, msg,
-	    sizeof(msg))) {
-		req_fail(req, 400, "%s", msg);
-		goto out;
-	}
-	/* The RSA work first, outside any lock; then a stored reply replays as it was. */
-	if (!settle_pin_open(app, req, in.pin, &pin) || !idem_begin(app, req))
-		goto out;
-	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
-	p[0] = merchant;
-	p[1] = pin.digest;
-	p[2] = pin.legacy;
-	p[3] = pin.issued_at;
-	p[4] = pin.nonce;
-	p[5] = in.accounts;
-	p[6] = in.amounts;
-	p[7] = app->cfg.timezone;
 	/*
 	 * One call checks the PIN, counts the attempt, spends the nonce and moves the money; a
 	 * refusal comes back as a row, and what it recorded is committed with it.
 	 */
 	if ((r = db_run(app->db, DB_TRANSFER_SEND, 8, p, &e)) == NULL)
 		/* Refusals come back as rows: one that was raised is our fault (500). */
-		req_fail_err(req, e == ERR_INVALID ? ERR_INTERNAL : e);
-	else if (PQntuples(r) < 1)
-		req_fail(req, 500, "internal error");
-	else if (strcmp(PQgetvalue(r, 0, 0), "ok") != 0) {
+		return e == ERR_INVALID ? ERR_INTERNAL : e;
+	if (PQntuples(r) < 1)
+		e = ERR_DB;
+	else if (strcmp(PQgetvalue(r, 0, T_OUTCOME), "ok") != 0) {
 		req->keep_on_refusal = true;
 		if (!settle_pin_refused(req, r))
-			refused(req, r, &in);
-	} else if ((body = reply_body(r, in.total)) == NULL || req_reply_json(req, 200, body) != 0)
-		req_fail(req, 500, "internal error");
-	idem_end(app, req);
-out:
-	crypto_wipe(&pin, sizeof(pin));
+			refused(req, r, &t->in);
+	} else if ((body = reply_body(r, t->in.total)) == NULL ||
+	    req_reply_json(req, 200, body) != 0)
+		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);
-	free(in.accounts);
-	free(in.amounts);
-	json_object_put(root);
+	return e;
 }

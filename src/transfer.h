@@ -8,7 +8,9 @@
 #include <json-c/json.h>
 
 #include "app.h"
+#include "body.h"
 #include "req.h"
+#include "route.h"
 
 /* A send-money-MultiVendor request after validation; strings point into the JSON. */
 struct transfer_in {
@@ -20,13 +22,17 @@ struct transfer_in {
 };
 
 /*
- * Validates a transfer body (marketpay-api(7), send-money-MultiVendor) held in root. Returns true with
- * in filled (free in->accounts and in->amounts), or false with the field and rule in msg.
+ * Validates a transfer body (marketpay-api(7), send-money-MultiVendor) held in root, as the
+ * route does under these limits. Returns true with in filled (free in->accounts and
+ * in->amounts), or false with the field and rule in msg.
  */
 bool transfer_validate(struct json_object *root, long max_vendors, int64_t max_amount,
     struct transfer_in *in, char *msg, size_t msglen);
 
-/* POST /api/v1/payment/send-money-MultiVendor . */
-void transfer_send(struct app *app, struct req *req);
+/* The transfer body: its field table, checks and the PIN's opening, for its route row. */
+extern const struct body_spec transfer_body;
+
+/* POST /api/v1/payment/send-money-MultiVendor, in its Idempotency-Key transaction. */
+route_handler transfer_send;
 
 #endif

@@ -319,3 +319,20 @@ valid_object(struct json_object *obj, const struct valid_field *fields, size_t n
 	}
 	return true;
 }
+
+bool
+valid_uuid(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 36)
+		return false;
+	for (i = 0; i < 36; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != '-')
+				return false;
+		} else if (strchr("0123456789abcdefABCDEF", s[i]) == NULL || s[i] == '\0')
+			return false;
+	}
+	return true;
+}

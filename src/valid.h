@@ -65,4 +65,7 @@ bool valid_http_url(const char *s);
  */
 bool valid_url_host(const char *url);
 
+/* True when s is a UUID in its 36-character text form (8-4-4-4-12 hex digits, any case). */
+bool valid_uuid(const char *s);
+
 #endif

@@ -6,7 +6,7 @@
  *
  * (each FastCGI parameter ends at its first NUL; without the fifth newline there is no
  * body and no Content-Length). It covers the route table, path parameters (one segment),
- * session_id_ok on /checkout/{id}, 404/405 with Allow, the 503 paths and the pages they
+ * valid_uuid on /checkout/{id}, 404/405 with Allow, the 503 paths and the pages they
  * render. No module parses QUERY_STRING yet: it rides along so that one that does is
  * covered from the start. Every reply must be well formed (fuzz_check_reply).
  */
@@ -16,10 +16,10 @@
 #include <string.h>
 
 #include "route.h"
-#include "session.h"
+#include "valid.h"
 #include "fuzz.h"
 
-/* session_id_ok must mean exactly "36 characters: 8-4-4-4-12 hex digits". */
+/* valid_uuid must mean exactly "36 characters: 8-4-4-4-12 hex digits". */
 static void
 check_session_id(const char *s)
 {
@@ -29,7 +29,7 @@ check_session_id(const char *s)
 	for (i = 0; want && i < 36; i++)
 		want = (i == 8 || i == 13 || i == 18 || i == 23) ? s[i] == '-' :
 		    isxdigit((unsigned char)s[i]) != 0;
-	FUZZ_ASSERT(session_id_ok(s) == want);
+	FUZZ_ASSERT(valid_uuid(s) == want);
 }
 
 /* Five newlines: the fields are complete and what follows is the body. */
