@@ -182,7 +182,7 @@ refused(struct req *req, PGresult *r, const struct transfer_in *in)
 		/* An account became unusable after the checks above: the ledger names it. */
 		req_fail(req, 400, "%s", message);
 	else
-		req_fail(req, 500, "internal error");
+		req_fail_err(req, ERR_INTERNAL);
 }
 
 static struct json_object *
