@@ -337,13 +337,13 @@ db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e)
 	int debug = log_enabled(LOG_LVL_DEBUG);
 	PGresult *r;
 
+	if (unconnected(db, e))
+		return NULL;
 	if (stmt < 0 || stmt >= db->nsql) {
 		set_error(db, "no such prepared statement\n");
 		*e = ERR_INTERNAL;
 		return NULL;
 	}
-	if (unconnected(db, e))
-		return NULL;
 	if (debug)
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = PQexecPrepared(db->conn, db->sql[stmt].name, n, params, NULL, NULL, 0);
