@@ -6,6 +6,7 @@
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
+#include "worker_sql.h"
 
 /* What lives across requests in one worker: the config, keys and the database connection. */
 struct app {

@@ -3,7 +3,6 @@
 #include <strings.h>
 
 #include "auth.h"
-#include "crypto.h"
 #include "log.h"
 
 #define SCHEME "API-KEY"
@@ -27,38 +26,12 @@ auth_parse(const char *header, const char **key, size_t *keylen)
 	return ERR_OK;
 }
 
-int
-auth_digest(const char *key, size_t keylen, char *digest)
-{
-	unsigned char md[CRYPTO_SHA256_LEN];
-
-	if (crypto_sha256(key, keylen, md) != 0)
-		return -1;
-	digest[0] = '\\';
-	digest[1] = 'x';
-	crypto_hex(md, sizeof(md), digest + 2);
-	return 0;
-}
-
-int
-auth_new_key(const char *env_prefix, char *key, char *digest)
-{
-	unsigned char raw[AUTH_KEY_RANDOM_BYTES];
-	size_t n = strlen(env_prefix);
-
-	if (crypto_random(raw, sizeof(raw)) != 0)
-		return -1;
-	memcpy(key, env_prefix, n);
-	crypto_hex(raw, sizeof(raw), key + n);
-	return auth_digest(key, strlen(key), digest);
-}
-
 bool
 auth_request(struct app *app, struct req *req, const char *detail)
 {
 	const char *prefix = config_key_prefix(&app->cfg), *key = NULL;
 	const char *params[2];
-	char digest[2 + 2 * CRYPTO_SHA256_LEN + 1];
+	char digest[APIKEY_DIGEST_LEN + 1];
 	PGresult *r = NULL;
 	size_t keylen = 0;
 	enum err e;
@@ -70,7 +43,7 @@ auth_request(struct app *app, struct req *req, const char *detail)
 		goto out;
 	}
 	/* Only the digest reaches the database and the lookup is by index: no key text is compared. */
-	if (auth_digest(key, keylen, digest) != 0) {
+	if (apikey_digest(key, keylen, digest) != 0) {
 		req_fail(req, 500, "internal error");
 		goto out;
 	}
@@ -84,8 +57,8 @@ auth_request(struct app *app, struct req *req, const char *detail)
 		req_deny(req, detail);
 		goto out;
 	}
-	req->merchant_id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, 2))) == NULL) {
+	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
+	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY))) == NULL) {
 		req_fail(req, 500, "internal error");
 		goto out;
 	}

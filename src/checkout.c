@@ -12,10 +12,6 @@
 #include "pay.h"
 #include "valid.h"
 
-/* Columns of DB_CHECKOUT_GET. */
-enum col { C_ID, C_STATUS, C_AMOUNT, C_CURRENCY, C_SUCCESS, C_FAILURE, C_USER, C_EXPIRES,
-	C_MERCHANT, C_REASON };
-
 #define FIELD_MAX 128
 
 static void
@@ -23,7 +19,7 @@ security_headers(struct req *req, PGresult *s)
 {
 	char csp[1024] = "default-src 'none'; style-src 'self'; img-src 'self'; "
 	    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
-	int c, cols[2] = { C_SUCCESS, C_FAILURE };
+	int c, cols[2] = { CHECKOUT_GET_SUCCESS_URL, CHECKOUT_GET_FAILURE_URL };
 	size_t i, n;
 
 	/* Browsers apply form-action to the redirect after the form too: allow the merchant's. */
@@ -103,15 +99,15 @@ render_items(struct html *h, PGresult *s, PGresult *items)
 	html_raw(h, "<table class=\"items\">\n<caption>Order</caption>\n");
 	for (i = 0; i < PQntuples(items); i++) {
 		html_raw(h, "<tr><td class=\"name\">");
-		html_text(h, PQgetvalue(items, i, 1));
-		html_raw(h, "</td><td class=\"price\">%s</td></tr>\n",
-		    money_format(strtoll(PQgetvalue(items, i, 2), NULL, 10), amount));
+		html_text(h, PQgetvalue(items, i, SESSION_ITEMS_NAME));
+		html_raw(h, "</td><td class=\"price\">%s</td></tr>\n", money_format(
+		    strtoll(PQgetvalue(items, i, SESSION_ITEMS_PRICE), NULL, 10), amount));
 	}
 	html_raw(h, "<tr class=\"total\"><th>Total</th><td>%s ",
-	    money_format(strtoll(PQgetvalue(s, 0, C_AMOUNT), NULL, 10), amount));
-	html_text(h, PQgetvalue(s, 0, C_CURRENCY));
+	    money_format(strtoll(PQgetvalue(s, 0, CHECKOUT_GET_AMOUNT), NULL, 10), amount));
+	html_text(h, PQgetvalue(s, 0, CHECKOUT_GET_CURRENCY));
 	html_raw(h, "</td></tr>\n</table>\n<p class=\"expiry\">This page expires at ");
-	html_text(h, PQgetvalue(s, 0, C_EXPIRES));
+	html_text(h, PQgetvalue(s, 0, CHECKOUT_GET_EXPIRES));
 	html_raw(h, " UTC.</p>\n");
 }
 
@@ -127,18 +123,18 @@ static void
 render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, const char *error,
     const char *account)
 {
-	const char *id = PQgetvalue(s, 0, C_ID);
+	const char *id = PQgetvalue(s, 0, CHECKOUT_GET_ID);
 	char token[65], amount[MONEY_BUFLEN], title[300];
 	struct html h = { 0 };
 
 	csrf_token(app, id, token);
-	money_format(strtoll(PQgetvalue(s, 0, C_AMOUNT), NULL, 10), amount);
-	snprintf(title, sizeof(title), "Pay %s", PQgetvalue(s, 0, C_MERCHANT));
+	money_format(strtoll(PQgetvalue(s, 0, CHECKOUT_GET_AMOUNT), NULL, 10), amount);
+	snprintf(title, sizeof(title), "Pay %s", PQgetvalue(s, 0, CHECKOUT_GET_MERCHANT));
 	page_start(&h, title);
 	html_raw(&h, "<header>\n<p class=\"merchant\">");
-	html_text(&h, PQgetvalue(s, 0, C_MERCHANT));
+	html_text(&h, PQgetvalue(s, 0, CHECKOUT_GET_MERCHANT));
 	html_raw(&h, "</p>\n<h1>Pay %s ", amount);
-	html_text(&h, PQgetvalue(s, 0, C_CURRENCY));
+	html_text(&h, PQgetvalue(s, 0, CHECKOUT_GET_CURRENCY));
 	html_raw(&h, "</h1>\n</header>\n");
 	render_items(&h, s, items);
 	if (error != NULL) {
@@ -155,7 +151,7 @@ render_open(struct app *app, struct req *req, PGresult *s, PGresult *items, cons
 	    "name=\"pin\" type=\"password\" inputmode=\"numeric\" autocomplete=\"off\" required "
 	    "maxlength=\"12\"></label>\n<button type=\"submit\" name=\"action\" value=\"pay\">"
 	    "Pay %s ", amount);
-	html_text(&h, PQgetvalue(s, 0, C_CURRENCY));
+	html_text(&h, PQgetvalue(s, 0, CHECKOUT_GET_CURRENCY));
 	html_raw(&h, " from wallet</button>\n</form>\n");
 	if (app->cfg.environment == CONFIG_SANDBOX) {
 		form_start(&h, id, token, "pay test-card");
@@ -225,7 +221,8 @@ out:
 static void
 finish(struct req *req, PGresult *s, bool ok, const char *message)
 {
-	int col = ok ? C_SUCCESS : C_FAILURE;
+	int col = ok ? CHECKOUT_GET_SUCCESS_URL : CHECKOUT_GET_FAILURE_URL;
+	const char *user;
 	char *url;
 
 	if (PQgetisnull(s, 0, col)) {
@@ -234,8 +231,9 @@ finish(struct req *req, PGresult *s, bool ok, const char *message)
 		    message, s);
 		return;
 	}
-	if ((url = return_url(PQgetvalue(s, 0, col), PQgetvalue(s, 0, C_ID),
-	    PQgetisnull(s, 0, C_USER) ? NULL : PQgetvalue(s, 0, C_USER))) == NULL) {
+	user = PQgetisnull(s, 0, CHECKOUT_GET_USER) ? NULL : PQgetvalue(s, 0, CHECKOUT_GET_USER);
+	if ((url = return_url(PQgetvalue(s, 0, col), PQgetvalue(s, 0, CHECKOUT_GET_ID), user)) ==
+	    NULL) {
 		req_fail(req, 500, "internal error");
 		return;
 	}
@@ -281,10 +279,10 @@ checkout_get(struct app *app, struct req *req, void *in)
 	PGresult *s = NULL, *items = NULL;
 
 	if (load(app, req, &s, &items)) {
-		if (strcmp(PQgetvalue(s, 0, C_STATUS), "open") == 0)
+		if (strcmp(PQgetvalue(s, 0, CHECKOUT_GET_STATUS), "open") == 0)
 			render_open(app, req, s, items, NULL, NULL);
 		else
-			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
+			render_closed(req, s, PQgetvalue(s, 0, CHECKOUT_GET_STATUS));
 	}
 	PQclear(items);
 	PQclear(s);
@@ -353,10 +351,10 @@ checkout_post(struct app *app, struct req *req, void *in)
 		break;
 	case PAY_RETRY:
 		/* The session may have expired meanwhile: the page says so rather than retry. */
-		if (strcmp(PQgetvalue(s, 0, C_STATUS), "open") == 0)
+		if (strcmp(PQgetvalue(s, 0, CHECKOUT_GET_STATUS), "open") == 0)
 			render_open(app, req, s, items, out.message, a);
 		else
-			render_closed(req, s, PQgetvalue(s, 0, C_STATUS));
+			render_closed(req, s, PQgetvalue(s, 0, CHECKOUT_GET_STATUS));
 		break;
 	case PAY_CLOSED:
 		/*

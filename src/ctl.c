@@ -5,19 +5,23 @@
 #include <string.h>
 
 #include "ctl.h"
-#include "db.h"
 
 PGresult *
 ctl_exec(struct ctl *c, const char *what, const char *sql, int n, const char *const *params)
 {
-	PGresult *r = PQexecParams(c->conn, sql, n, NULL, params, NULL, NULL, 0);
-	ExecStatusType st = PQresultStatus(r);
+	PGresult *r;
+	enum err e;
 
-	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
-		return r;
-	fprintf(stderr, "marketpayctl: %s: %s", what, PQresultErrorMessage(r));
-	PQclear(r);
-	return NULL;
+	if ((r = db_exec(c->db, sql, n, params, &e)) == NULL)
+		ctl_fail_db(c, what);
+	return r;
+}
+
+int
+ctl_fail_db(struct ctl *c, const char *what)
+{
+	fprintf(stderr, "marketpayctl: %s: %s", what, db_error(c->db));
+	return 1;
 }
 
 int
@@ -30,7 +34,7 @@ ctl_exec_print(struct ctl *c, const char *what, const char *sql, int n,
 	if (r == NULL)
 		return 1;
 	if (PQntuples(r) == 1) {
-		printf("%s\n", PQgetvalue(r, 0, 0));
+		printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 		rc = 0;
 	} else
 		ctl_fail("%s", missing);
@@ -67,5 +71,5 @@ ctl_is_id(const char *s)
 int
 ctl_check_environment(struct ctl *c)
 {
-	return db_environment_check(c->conn, config_env_name(&c->cfg), NULL) == 0 ? 0 : 1;
+	return db_environment_check(c->db, config_env_name(&c->cfg)) == 0 ? 0 : 1;
 }

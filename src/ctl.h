@@ -4,16 +4,17 @@
 #include <libpq-fe.h>
 
 #include "config.h"
+#include "db.h"
 
-/* What every marketpayctl command gets: the config and an open connection. */
+/* What every marketpayctl command gets: the config and a connected database handle. */
 struct ctl {
 	struct config cfg;
-	PGconn *conn;
+	struct db *db;   /* logging off: failures are printed by the ctl_ functions */
 };
 
 /*
- * Runs sql with n text parameters. Returns the result (caller PQclears), or NULL after
- * printing "marketpayctl: <what>: <database message>" on stderr.
+ * Runs sql with n text parameters (db_exec). Returns the result (caller PQclears), or NULL
+ * after printing "marketpayctl: <what>: <database message>" on stderr.
  */
 PGresult *ctl_exec(struct ctl *c, const char *what, const char *sql, int n,
     const char *const *params);
@@ -24,6 +25,12 @@ PGresult *ctl_exec(struct ctl *c, const char *what, const char *sql, int n,
  */
 int ctl_exec_print(struct ctl *c, const char *what, const char *sql, int n,
     const char *const *params, const char *missing);
+
+/*
+ * Prints "marketpayctl: <what>: <database message>" for the handle's last failure (a
+ * db_begin, db_commit or db_script that did not return ERR_OK); returns 1.
+ */
+int ctl_fail_db(struct ctl *c, const char *what);
 
 /* Prints "marketpayctl: <message>" on stderr; returns 1 (the exit status for failures). */
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -51,6 +51,7 @@ ctl_account_create(struct ctl *c, int argc, char **argv)
 	const char *merchant = NULL, *currency = NULL, *name = NULL, *p[5];
 	char number[13];
 	PGresult *r = NULL;
+	enum err e;
 	size_t j;
 	int i, tries;
 
@@ -87,30 +88,25 @@ ctl_account_create(struct ctl *c, int argc, char **argv)
 		if (new_account_number(k->prefix, number) != 0)
 			return ctl_fail("no random bytes available");
 		p[0] = number;
-		PQclear(r);
-		r = PQexecParams(c->conn,
+		if ((r = db_exec(c->db,
 		    "INSERT INTO accounts (account_number, kind, merchant_id, currency, name)"
 		    " SELECT $1, $2, $3::bigint, coalesce($4, (SELECT currency FROM merchants"
 		    "  WHERE id = $3::bigint)), $5"
 		    " WHERE $3::bigint IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $3::bigint)"
-		    " RETURNING account_number", 5, NULL, p, NULL, NULL, 0);
-		if (PQresultStatus(r) == PGRES_TUPLES_OK)
+		    " RETURNING account_number", 5, p, &e)) != NULL)
 			break;
 		/* Another account drew the same number: draw again. */
-		if (strcmp(PQresultErrorField(r, PG_DIAG_SQLSTATE), "23505") != 0 ||
-		    strstr(PQresultErrorMessage(r), "account_number") == NULL)
+		if (strcmp(db_sqlstate(c->db), "23505") != 0 ||
+		    strstr(db_error(c->db), "account_number") == NULL)
 			break;
 	}
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "marketpayctl: account create: %s", PQresultErrorMessage(r));
-		PQclear(r);
-		return 1;
-	}
+	if (r == NULL)
+		return ctl_fail_db(c, "account create");
 	if (PQntuples(r) != 1) {
 		PQclear(r);
 		return ctl_fail("no merchant %s", merchant);
 	}
-	printf("%s\n", PQgetvalue(r, 0, 0));
+	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 	PQclear(r);
 	return 0;
 }
@@ -141,10 +137,16 @@ ctl_account_deposit(struct ctl *c, int argc, char **argv)
 		PQclear(r);
 		return ctl_fail("no account %s", argv[0]);
 	}
-	printf("%s\n", PQgetvalue(r, 0, 0));
+	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 	PQclear(r);
 	return 0;
 }
+
+/* Columns of account show's two queries: the account, then its statement. */
+enum { SHOW_NUMBER, SHOW_KIND, SHOW_MERCHANT, SHOW_CURRENCY, SHOW_STATUS, SHOW_BALANCE,
+	SHOW_VERSION, SHOW_HAS_PIN, SHOW_CREATED };
+enum { ENTRY_VERSION, ENTRY_CREATED, ENTRY_TRANSACTION, ENTRY_KIND, ENTRY_REFERENCE,
+	ENTRY_AMOUNT, ENTRY_BALANCE_AFTER };
 
 int
 ctl_account_show(struct ctl *c, int argc, char **argv)
@@ -167,10 +169,13 @@ ctl_account_show(struct ctl *c, int argc, char **argv)
 		return ctl_fail("no account %s", argv[0]);
 	}
 	printf("account\t%s\nkind\t%s\nmerchant\t%s\ncurrency\t%s\nstatus\t%s\n"
-	    "balance\t%s\nversion\t%s\npin\t%s\ncreated_at\t%s\n", PQgetvalue(r, 0, 0),
-	    PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3), PQgetvalue(r, 0, 4),
-	    money_format(strtoll(PQgetvalue(r, 0, 5), NULL, 10), amount), PQgetvalue(r, 0, 6),
-	    strcmp(PQgetvalue(r, 0, 7), "t") == 0 ? "set" : "none", PQgetvalue(r, 0, 8));
+	    "balance\t%s\nversion\t%s\npin\t%s\ncreated_at\t%s\n", PQgetvalue(r, 0, SHOW_NUMBER),
+	    PQgetvalue(r, 0, SHOW_KIND), PQgetvalue(r, 0, SHOW_MERCHANT),
+	    PQgetvalue(r, 0, SHOW_CURRENCY), PQgetvalue(r, 0, SHOW_STATUS),
+	    money_format(strtoll(PQgetvalue(r, 0, SHOW_BALANCE), NULL, 10), amount),
+	    PQgetvalue(r, 0, SHOW_VERSION),
+	    strcmp(PQgetvalue(r, 0, SHOW_HAS_PIN), "t") == 0 ? "set" : "none",
+	    PQgetvalue(r, 0, SHOW_CREATED));
 	PQclear(r);
 	/* The statement: one entry per line, oldest first, with the running balance. */
 	if ((r = ctl_exec(c, "account show",
@@ -181,10 +186,11 @@ ctl_account_show(struct ctl *c, int argc, char **argv)
 	for (i = 0; i < PQntuples(r); i++) {
 		char after[MONEY_BUFLEN];
 
-		printf("entry\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, 0),
-		    PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3),
-		    PQgetvalue(r, i, 4), money_format(strtoll(PQgetvalue(r, i, 5), NULL, 10), amount),
-		    money_format(strtoll(PQgetvalue(r, i, 6), NULL, 10), after));
+		printf("entry\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, ENTRY_VERSION),
+		    PQgetvalue(r, i, ENTRY_CREATED), PQgetvalue(r, i, ENTRY_TRANSACTION),
+		    PQgetvalue(r, i, ENTRY_KIND), PQgetvalue(r, i, ENTRY_REFERENCE),
+		    money_format(strtoll(PQgetvalue(r, i, ENTRY_AMOUNT), NULL, 10), amount),
+		    money_format(strtoll(PQgetvalue(r, i, ENTRY_BALANCE_AFTER), NULL, 10), after));
 	}
 	PQclear(r);
 	return 0;

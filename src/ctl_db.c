@@ -58,27 +58,23 @@ apply(struct ctl *c, const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if ((sql = slurp(path)) == NULL)
 		return ctl_fail("%s: cannot read", path);
-	if ((r = ctl_exec(c, name, "BEGIN", 0, NULL)) == NULL)
-		goto out;
-	PQclear(r);
 	/* A migration file is ours, not user data: it runs as the text it is. */
-	r = PQexec(c->conn, sql);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK) {
-		fprintf(stderr, "marketpayctl: %s: %s", name, PQresultErrorMessage(r));
+	if (db_begin(c->db) != ERR_OK || db_script(c->db, sql) != ERR_OK) {
+		ctl_fail_db(c, name);
 		goto out;
 	}
-	PQclear(r);
 	if ((r = ctl_exec(c, name, "INSERT INTO schema_migrations (version) VALUES ($1)", 1,
 	    p)) == NULL)
 		goto out;
-	PQclear(r);
-	if ((r = ctl_exec(c, name, "COMMIT", 0, NULL)) == NULL)
+	if (db_commit(c->db) != ERR_OK) {
+		ctl_fail_db(c, name);
 		goto out;
+	}
 	printf("%s\n", name);
 	rc = 0;
 out:
 	if (rc != 0)
-		PQclear(PQexec(c->conn, "ROLLBACK"));
+		db_rollback(c->db);
 	PQclear(r);
 	free(sql);
 	return rc;
@@ -186,7 +182,7 @@ ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
 	if ((r = ctl_exec(c, "idempotency purge", "SELECT mp_purge_idempotency($1::int)", 1,
 	    p)) == NULL)
 		return 1;
-	printf("%s\n", PQgetvalue(r, 0, 0));
+	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 	PQclear(r);
 	return 0;
 }

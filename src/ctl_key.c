@@ -2,8 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "auth.h"
-#include "crypto.h"
+#include "apikey.h"
 #include "ctl.h"
 
 /* Characters of a key kept in the clear, for listing and revoking: "mp_test_" + 8 hex. */
@@ -12,13 +11,13 @@
 int
 ctl_key_create(struct ctl *c, int argc, char **argv)
 {
-	char key[AUTH_KEY_MAX + 1], digest[2 + 2 * CRYPTO_SHA256_LEN + 1], prefix[KEY_PREFIX_LEN + 1];
+	char key[APIKEY_MAX + 1], digest[APIKEY_DIGEST_LEN + 1], prefix[KEY_PREFIX_LEN + 1];
 	const char *p[4];
 	PGresult *r;
 
 	if (argc != 1 || !ctl_is_id(argv[0]))
 		return ctl_fail("usage: marketpayctl key create MERCHANT_ID");
-	if (auth_new_key(config_key_prefix(&c->cfg), key, digest) != 0)
+	if (apikey_new(config_key_prefix(&c->cfg), key, digest) != 0)
 		return ctl_fail("no random bytes available");
 	memcpy(prefix, key, KEY_PREFIX_LEN);
 	prefix[KEY_PREFIX_LEN] = '\0';
@@ -69,10 +68,13 @@ ctl_key_revoke(struct ctl *c, int argc, char **argv)
 		return 1;
 	n = PQntuples(r);
 	if (n == 1)
-		printf("%s\n", PQgetvalue(r, 0, 0));
+		printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 	PQclear(r);
 	return n == 1 ? 0 : ctl_fail("no single active key matches %s", argv[0]);
 }
+
+/* Columns of key list's query. */
+enum { KEY_LIST_ID, KEY_LIST_PREFIX, KEY_LIST_ENVIRONMENT, KEY_LIST_STATUS, KEY_LIST_CREATED };
 
 int
 ctl_key_list(struct ctl *c, int argc, char **argv)
@@ -90,8 +92,9 @@ ctl_key_list(struct ctl *c, int argc, char **argv)
 	    " ORDER BY id", 1, p)) == NULL)
 		return 1;
 	for (i = 0; i < PQntuples(r); i++)
-		printf("%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-		    PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4));
+		printf("%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, KEY_LIST_ID),
+		    PQgetvalue(r, i, KEY_LIST_PREFIX), PQgetvalue(r, i, KEY_LIST_ENVIRONMENT),
+		    PQgetvalue(r, i, KEY_LIST_STATUS), PQgetvalue(r, i, KEY_LIST_CREATED));
 	PQclear(r);
 	return 0;
 }

@@ -59,10 +59,11 @@ ctl_ledger_verify(struct ctl *c, int argc, char **argv)
 		if ((r = ctl_exec(c, checks[i].what, checks[i].sql, 0, NULL)) == NULL)
 			return 1;
 		for (j = 0; j < PQntuples(r); j++, problems++)
-			printf("%s: %s\n", checks[i].what, PQgetvalue(r, j, 0));
+			printf("%s: %s\n", checks[i].what, PQgetvalue(r, j, DB_FIRST_COLUMN));
 		PQclear(r);
 	}
-	PQclear(PQexec(c->conn, "COMMIT"));
+	/* Read only: a COMMIT that fails changes nothing, and the checks have answered. */
+	db_commit(c->db);
 	if (problems > 0)
 		return ctl_fail("ledger verify: %d problem%s", problems, problems == 1 ? "" : "s");
 	printf("ledger ok\n");

@@ -37,7 +37,7 @@ ctl_merchant_create(struct ctl *c, int argc, char **argv)
 	    "INSERT INTO merchants (name, currency, webhook_url) VALUES ($1, $2, $3) RETURNING id",
 	    3, p)) == NULL)
 		return 1;
-	printf("%s\n", PQgetvalue(r, 0, 0));
+	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
 	PQclear(r);
 	return 0;
 }

@@ -43,8 +43,8 @@ run_formatted(struct ctl *c, const char *what, const char *format_sql, int n,
 
 	if (r == NULL)
 		return 1;
-	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, 0)) {
-		r2 = ctl_exec(c, what, PQgetvalue(r, 0, 0), 0, NULL);
+	if (PQntuples(r) == 1 && !PQgetisnull(r, 0, DB_FIRST_COLUMN)) {
+		r2 = ctl_exec(c, what, PQgetvalue(r, 0, DB_FIRST_COLUMN), 0, NULL);
 		rc = r2 == NULL;
 		PQclear(r2);
 	} else
@@ -78,6 +78,9 @@ grant(struct ctl *c, const char *group, const char *role)
 	return 0;
 }
 
+/* Columns of list's query. */
+enum { ROLES_GROUP, ROLES_MEMBERS };
+
 static int
 list(struct ctl *c)
 {
@@ -96,7 +99,7 @@ list(struct ctl *c)
 		return ctl_fail("no marketpay roles: run marketpayctl db migrate first");
 	}
 	for (i = 0; i < PQntuples(r); i++)
-		printf("%s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+		printf("%s %s\n", PQgetvalue(r, i, ROLES_GROUP), PQgetvalue(r, i, ROLES_MEMBERS));
 	PQclear(r);
 	return 0;
 }
@@ -123,9 +126,8 @@ ctl_db_roles(struct ctl *c, int argc, char **argv)
 	}
 	if (!any)
 		return list(c);
-	if ((r = ctl_exec(c, "roles", "BEGIN", 0, NULL)) == NULL)
-		return 1;
-	PQclear(r);
+	if (db_begin(c->db) != ERR_OK)
+		return ctl_fail_db(c, "roles");
 	for (g = 0; g < NGROUPS && rc == 0; g++)
 		if (role[g] != NULL)
 			rc = grant(c, groups[g].group, role[g]);
@@ -134,11 +136,9 @@ ctl_db_roles(struct ctl *c, int argc, char **argv)
 		PQclear(r);
 	else
 		rc = 1;
-	if (rc == 0 && (r = ctl_exec(c, "roles", "COMMIT", 0, NULL)) != NULL)
-		PQclear(r);
-	else {
-		PQclear(PQexec(c->conn, "ROLLBACK"));
-		rc = 1;
-	}
+	if (rc == 0 && db_commit(c->db) != ERR_OK)
+		rc = ctl_fail_db(c, "roles");
+	if (rc != 0)
+		db_rollback(c->db);
 	return rc;
 }

@@ -88,6 +88,9 @@ ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 	return set_webhook(c, argv[0], url, keep);
 }
 
+/* Columns of webhook list's query. */
+enum { LIST_ID, LIST_MERCHANT, LIST_TYPE, LIST_STATUS, LIST_ATTEMPTS, LIST_CREATED };
+
 int
 ctl_webhook_list(struct ctl *c, int argc, char **argv)
 {
@@ -106,23 +109,39 @@ ctl_webhook_list(struct ctl *c, int argc, char **argv)
 	    " WHERE $1::text IS NULL OR status = $1 ORDER BY created_at, id", 1, p)) == NULL)
 		return 1;
 	for (i = 0; i < PQntuples(r); i++)
-		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-		    PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4),
-		    PQgetvalue(r, i, 5));
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, LIST_ID),
+		    PQgetvalue(r, i, LIST_MERCHANT), PQgetvalue(r, i, LIST_TYPE),
+		    PQgetvalue(r, i, LIST_STATUS), PQgetvalue(r, i, LIST_ATTEMPTS),
+		    PQgetvalue(r, i, LIST_CREATED));
 	PQclear(r);
 	return 0;
 }
 
+/*
+ * Columns of webhook show's queries: the event (each printed under its name, the body last),
+ * then its attempts.
+ */
+enum show_col { SHOW_ID, SHOW_MERCHANT, SHOW_TYPE, SHOW_STATUS, SHOW_ATTEMPTS, SHOW_CREATED,
+	SHOW_NEXT_ATTEMPT, SHOW_DELIVERED, SHOW_LAST_ERROR, SHOW_BODY };
+enum { ATTEMPT_NUMBER, ATTEMPT_AT, ATTEMPT_HTTP, ATTEMPT_DURATION, ATTEMPT_URL, ATTEMPT_ERROR };
+
 int
 ctl_webhook_show(struct ctl *c, int argc, char **argv)
 {
-	static const char *const names[] = { "id", "merchant_id", "type", "status", "attempts",
-	    "created_at", "next_attempt_at", "delivered_at", "last_error" };
-	const size_t nnames = sizeof(names) / sizeof(names[0]);
+	static const char *const names[SHOW_BODY] = {
+		"id",               /* SHOW_ID */
+		"merchant_id",      /* SHOW_MERCHANT */
+		"type",             /* SHOW_TYPE */
+		"status",           /* SHOW_STATUS */
+		"attempts",         /* SHOW_ATTEMPTS */
+		"created_at",       /* SHOW_CREATED */
+		"next_attempt_at",  /* SHOW_NEXT_ATTEMPT */
+		"delivered_at",     /* SHOW_DELIVERED */
+		"last_error",       /* SHOW_LAST_ERROR */
+	};
 	const char *p[1];
 	PGresult *e = NULL, *a = NULL;
-	size_t i;
-	int j, rc = 1;
+	int i, j, rc = 1;
 
 	if (argc != 1 || !is_event_id(argv[0]))
 		return ctl_fail("usage: marketpayctl webhook show EVENT_ID");
@@ -140,14 +159,15 @@ ctl_webhook_show(struct ctl *c, int argc, char **argv)
 		ctl_fail("no event %s", argv[0]);
 		goto out;
 	}
-	for (i = 0; i < nnames; i++)
-		printf("%s\t%s\n", names[i], PQgetvalue(e, 0, (int)i));
+	for (i = SHOW_ID; i < SHOW_BODY; i++)
+		printf("%s\t%s\n", names[i], PQgetvalue(e, 0, i));
 	for (j = 0; j < PQntuples(a); j++)
-		printf("attempt\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(a, j, 0),
-		    PQgetvalue(a, j, 1), PQgetvalue(a, j, 2), PQgetvalue(a, j, 3),
-		    PQgetvalue(a, j, 4), PQgetvalue(a, j, 5));
+		printf("attempt\t%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(a, j, ATTEMPT_NUMBER),
+		    PQgetvalue(a, j, ATTEMPT_AT), PQgetvalue(a, j, ATTEMPT_HTTP),
+		    PQgetvalue(a, j, ATTEMPT_DURATION), PQgetvalue(a, j, ATTEMPT_URL),
+		    PQgetvalue(a, j, ATTEMPT_ERROR));
 	/* Last, as it is: whatever it holds, everything after "body\t" is the body. */
-	printf("body\t%s\n", PQgetvalue(e, 0, (int)nnames));
+	printf("body\t%s\n", PQgetvalue(e, 0, SHOW_BODY));
 	rc = 0;
 out:
 	PQclear(e);

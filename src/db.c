@@ -1,3 +1,4 @@
+/* The database module: one connection, a statement table, back-off, errors as enum err. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,91 +9,30 @@
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
 
-/*
- * A PIN lock as two columns: until when (ISO 8601; "" for the hard lock the operator lifts,
- * NULL for none) and the seconds left (NULL for none or hard).
- */
-#define LOCKED_COLUMNS \
-	" CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END," \
-	" CASE WHEN isfinite(locked_until) THEN" \
-	" greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END"
+/* A log line when logging is on (see db_set_logging). */
+#define NOTE(db, level, ...) \
+	do { \
+		if ((db)->logging) \
+			log_msg((level), (db)->reqid, __VA_ARGS__); \
+	} while (0)
 
-struct stmt {
-	const char *name;
-	const char *sql;
-};
-
-/* The only SQL the workers send, apart from BEGIN/COMMIT/ROLLBACK. Indexed by enum db_stmt. */
-static const struct stmt stmts[DB_STMT__MAX] = {
-	/* DB_HEALTH */
-	{ "health", "SELECT 1" },
-	/* DB_AUTH_KEY: $1 digest (bytea hex), $2 environment */
-	{ "auth_key",
-	  "SELECT k.merchant_id, m.name, m.currency FROM api_keys k"
-	  " JOIN merchants m ON m.id = k.merchant_id"
-	  " WHERE k.digest = $1::bytea AND k.environment = $2"
-	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
-	/* DB_SESSION_CREATE: see mp_create_session in sql/ */
-	{ "session_create",
-	  "SELECT id, mp_iso(expires_at) FROM mp_create_session($1::bigint, $2::bigint, $3, $4,"
-	  " $5, $6, $7, $8::int, $9::jsonb)" },
-	/* DB_SESSION_GET: $1 session id, $2 merchant id */
-	{ "session_get",
-	  "SELECT id, mp_session_status(status, expires_at), amount, currency, user_id, email,"
-	  " redirect_success_url, redirect_failure_url, mp_iso(created_at), mp_iso(expires_at)"
-	  " FROM payment_sessions WHERE id = $1::uuid AND merchant_id = $2" },
-	/* DB_SESSION_ITEMS: $1 session id */
-	{ "session_items",
-	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"
-	  " ORDER BY position" },
-	/* DB_LOCK_TIMEOUT: $1 milliseconds, for this transaction only */
-	{ "lock_timeout", "SELECT set_config('lock_timeout', $1 || 'ms', true)" },
-	/* DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends */
-	{ "idem_lock",
-	  "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201))" },
-	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds */
-	{ "idem_get",
-	  "SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys"
-	  " WHERE merchant_id = $1 AND key = $2"
-	  " AND created_at > now() - make_interval(secs => $3::int)" },
-	/* DB_IDEM_PUT: $1 merchant, $2 key, $3 hash (bytea hex), $4 status, $5 body */
-	{ "idem_put",
-	  "INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body)"
-	  " VALUES ($1, $2, $3::bytea, $4, $5) ON CONFLICT (merchant_id, key) DO UPDATE"
-	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
-	  " body = EXCLUDED.body, created_at = now()" },
-	/* DB_CHECKOUT_GET: $1 session id; the page's view of a session, any merchant */
-	{ "checkout_get",
-	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
-	  " s.redirect_success_url, s.redirect_failure_url, s.user_id,"
-	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
-	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
-	  " WHERE s.id = $1::uuid" },
-	/* DB_PAY_WALLET: $1 session, $2 account number, $3 digest, $4 legacy digest (bytea hex) */
-	{ "pay_wallet",
-	  "SELECT outcome, transaction_id," LOCKED_COLUMNS
-	  " FROM mp_pay_wallet($1::uuid, $2, $3::bytea, $4::bytea)" },
-	/* DB_PAY_TEST_CARD: $1 session, $2 brand, $3 last four digits, $4 decline reason or NULL */
-	{ "pay_test_card",
-	  "SELECT outcome, transaction_id, NULL, NULL FROM mp_pay_test_card($1::uuid, $2, $3, $4)" },
-	/* DB_CANCEL: $1 session */
-	{ "cancel", "SELECT mp_cancel_session($1::uuid)" },
-	/* DB_TRANSFER_SEND: $1 merchant, $2 digest, $3 legacy digest, $4 issued at, $5 nonce,
-	 * $6 account numbers, $7 amounts, $8 time zone */
-	{ "transfer_send",
-	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount, transaction_date"
-	  " FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea, $4::bigint, $5, $6::text[],"
-	  " $7::bigint[], $8)" },
-};
+/* Columns of the environment check's query. */
+enum { SETTINGS_ENVIRONMENT };
 
 struct db {
 	char *conninfo;
 	PGconn *conn;
+	const struct db_sql *sql;  /* the program's statements, nsql of them */
+	int nsql;
+	int (*on_connect)(struct db *, void *);
+	void *arg;
 	struct timespec next_try;
 	long backoff_ms;
+	bool logging;
 	const char *reqid;
 	const char *environment; /* the configured one, checked against the database's */
-	char sqlstate[6];   /* of the last ERR_INVALID from db_run */
+	char *error;        /* libpq's message of the last failure; NULL: none */
+	char sqlstate[6];   /* its SQLSTATE */
 	char detail[64];    /* its DETAIL */
 	char message[128];  /* its primary message */
 };
@@ -109,6 +49,7 @@ db_new(const char *conninfo)
 		return NULL;
 	}
 	db->backoff_ms = BACKOFF_MIN_MS;
+	db->logging = true;
 	return db;
 }
 
@@ -118,8 +59,53 @@ db_free(struct db *db)
 	if (db == NULL)
 		return;
 	PQfinish(db->conn);
+	free(db->error);
 	free(db->conninfo);
 	free(db);
+}
+
+void
+db_set_statements(struct db *db, const struct db_sql *table, int n)
+{
+	db->sql = table;
+	db->nsql = n;
+}
+
+void
+db_set_on_connect(struct db *db, int (*hook)(struct db *, void *), void *arg)
+{
+	db->on_connect = hook;
+	db->arg = arg;
+}
+
+void
+db_set_environment(struct db *db, const char *environment)
+{
+	db->environment = environment;
+}
+
+void
+db_set_logging(struct db *db, bool on)
+{
+	db->logging = on;
+}
+
+void
+db_set_reqid(struct db *db, const char *reqid)
+{
+	db->reqid = reqid;
+}
+
+PGconn *
+db_conn(const struct db *db)
+{
+	return db->conn;
+}
+
+const char *
+db_error(const struct db *db)
+{
+	return db->error != NULL ? db->error : "";
 }
 
 const char *
@@ -140,37 +126,39 @@ db_message(const struct db *db)
 	return db->message;
 }
 
-void
-db_set_reqid(struct db *db, const char *reqid)
+/* Forgets the last failure and, with msg, records a new one (without its fields). */
+static void
+set_error(struct db *db, const char *msg)
 {
-	db->reqid = reqid;
-}
-
-void
-db_set_environment(struct db *db, const char *environment)
-{
-	db->environment = environment;
+	free(db->error);
+	db->error = msg != NULL ? strdup(msg) : NULL;
+	db->sqlstate[0] = db->detail[0] = db->message[0] = '\0';
 }
 
 int
-db_environment_check(PGconn *conn, const char *want, const char *reqid)
+db_environment_check(struct db *db, const char *want)
 {
+	char why[512];
 	PGresult *r;
 	int rc = -1;
 
 	if (want == NULL)
 		return 0;
-	r = PQexec(conn, "SELECT environment FROM mp_settings");
+	r = PQexec(db->conn, "SELECT environment FROM mp_settings");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-		log_msg(LOG_LVL_ERROR, reqid, "the database records no environment (%s): run "
+		snprintf(why, sizeof(why), "the database records no environment (%s): run "
 		    "marketpayctl db migrate", PQresultStatus(r) == PGRES_TUPLES_OK ? "no row" :
 		    PQresultErrorMessage(r));
-	else if (strcmp(PQgetvalue(r, 0, 0), want) != 0)
-		log_msg(LOG_LVL_ERROR, reqid, "the database serves %s, this program is configured "
-		    "for %s: refusing it", PQgetvalue(r, 0, 0), want);
+	else if (strcmp(PQgetvalue(r, 0, SETTINGS_ENVIRONMENT), want) != 0)
+		snprintf(why, sizeof(why), "the database serves %s, this program is configured "
+		    "for %s: refusing it", PQgetvalue(r, 0, SETTINGS_ENVIRONMENT), want);
 	else
 		rc = 0;
 	PQclear(r);
+	if (rc != 0) {
+		log_msg(LOG_LVL_ERROR, db->reqid, "%s", why);
+		set_error(db, why);
+	}
 	return rc;
 }
 
@@ -187,7 +175,7 @@ on_notice(void *arg, const char *message)
 	struct db *db = arg;
 
 	/* Server notices (such as "terminating connection") go to our log, not raw stderr. */
-	log_msg(LOG_LVL_WARN, db->reqid, "database: %s", message);
+	NOTE(db, LOG_LVL_WARN, "database: %s", message);
 }
 
 static int
@@ -196,17 +184,39 @@ prepare_all(struct db *db)
 	PGresult *r;
 	int i, ok;
 
-	for (i = 0; i < DB_STMT__MAX; i++) {
-		r = PQprepare(db->conn, stmts[i].name, stmts[i].sql, 0, NULL);
+	for (i = 0; i < db->nsql; i++) {
+		r = PQprepare(db->conn, db->sql[i].name, db->sql[i].sql, 0, NULL);
 		ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-		if (!ok)
-			log_msg(LOG_LVL_ERROR, db->reqid, "prepare %s: %s", stmts[i].name,
-			    PQerrorMessage(db->conn));
+		if (!ok) {
+			set_error(db, PQerrorMessage(db->conn));
+			NOTE(db, LOG_LVL_ERROR, "prepare %s: %s", db->sql[i].name, db_error(db));
+		}
 		PQclear(r);
 		if (!ok)
 			return -1;
 	}
 	return 0;
+}
+
+enum err
+db_connect(struct db *db)
+{
+	drop(db);
+	set_error(db, NULL);
+	db->conn = PQconnectdb(db->conninfo);
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		set_error(db, PQerrorMessage(db->conn));
+		NOTE(db, LOG_LVL_ERROR, "database connect failed: %s", db_error(db));
+		goto fail;
+	}
+	PQsetNoticeProcessor(db->conn, on_notice, db);
+	if (prepare_all(db) != 0 || db_environment_check(db, db->environment) != 0 ||
+	    (db->on_connect != NULL && db->on_connect(db, db->arg) != 0))
+		goto fail;
+	return ERR_OK;
+fail:
+	drop(db);
+	return ERR_UNAVAILABLE;
 }
 
 static void
@@ -222,14 +232,16 @@ schedule_retry(struct db *db)
 	db->backoff_ms = db->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : db->backoff_ms * 2;
 }
 
-static bool
-too_early(const struct db *db)
+long
+db_retry_ms(const struct db *db)
 {
 	struct timespec now;
+	long long ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec < db->next_try.tv_sec ||
-	    (now.tv_sec == db->next_try.tv_sec && now.tv_nsec < db->next_try.tv_nsec);
+	ms = (long long)(db->next_try.tv_sec - now.tv_sec) * 1000 +
+	    (db->next_try.tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (long)ms : 0;
 }
 
 bool
@@ -245,34 +257,32 @@ db_ready(struct db *db)
 	    PQstatus(db->conn) == CONNECTION_OK)
 		return true;
 	if (db->conn != NULL) {
-		log_msg(LOG_LVL_WARN, db->reqid, "database connection lost; reconnecting");
+		NOTE(db, LOG_LVL_WARN, "database connection lost; reconnecting");
 		drop(db);
 	}
-	if (too_early(db))
+	if (db_retry_ms(db) > 0)
 		return false;
-	db->conn = PQconnectdb(db->conninfo);
-	if (PQstatus(db->conn) != CONNECTION_OK) {
-		log_msg(LOG_LVL_ERROR, db->reqid, "database connect failed: %s",
-		    PQerrorMessage(db->conn));
-		goto fail;
+	if (db_connect(db) != ERR_OK) {
+		schedule_retry(db);
+		return false;
 	}
-	PQsetNoticeProcessor(db->conn, on_notice, db);
-	if (prepare_all(db) != 0 ||
-	    db_environment_check(db->conn, db->environment, db->reqid) != 0)
-		goto fail;
 	db->backoff_ms = BACKOFF_MIN_MS;
 	return true;
-fail:
-	drop(db);
-	schedule_retry(db);
-	return false;
 }
 
+/* Keeps the failure's words for db_error and the rest, then says what it means. */
 static enum err
 classify(struct db *db, PGresult *r, const char *what)
 {
 	const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+	const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
 
+	set_error(db, PQresultErrorMessage(r)[0] != '\0' ? PQresultErrorMessage(r) :
+	    db->conn != NULL ? PQerrorMessage(db->conn) : "no database connection\n");
+	strncat(db->sqlstate, state != NULL ? state : "", sizeof(db->sqlstate) - 1);
+	strncat(db->message, msg != NULL ? msg : "", sizeof(db->message) - 1);
+	strncat(db->detail, detail != NULL ? detail : "", sizeof(db->detail) - 1);
 	/*
 	 * An error without a SQLSTATE came from libpq, not the server: the connection broke,
 	 * even when libpq has not marked it bad yet (a BEGIN sent into a socket the server has
@@ -280,79 +290,105 @@ classify(struct db *db, PGresult *r, const char *what)
 	 * CONNECTION_OK). Found by tests/faults.sh: it was a 500.
 	 */
 	if (db->conn == NULL || PQstatus(db->conn) != CONNECTION_OK || state == NULL) {
-		log_msg(LOG_LVL_ERROR, db->reqid, "%s: connection lost: %s", what,
-		    db->conn ? PQerrorMessage(db->conn) : "");
-		/* Reconnect on the next request without waiting out a back-off. */
+		NOTE(db, LOG_LVL_ERROR, "%.80s: database connection lost: %s", what, db_error(db));
+		/* Reconnect on the next db_ready without waiting out a back-off. */
 		drop(db);
 		return ERR_UNAVAILABLE;
 	}
-	if (state != NULL && strcmp(state, "55P03") == 0)
+	if (strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
 	/* The service's own refusals (src/sqlstate.h): the caller says what they mean. */
-	if (state != NULL && strncmp(state, "MP0", 3) == 0) {
-		const char *detail = PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
-
-		const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-
-		db->sqlstate[0] = db->detail[0] = db->message[0] = '\0';
-		strncat(db->sqlstate, state, sizeof(db->sqlstate) - 1);
-		if (msg != NULL)
-			strncat(db->message, msg, sizeof(db->message) - 1);
-		if (detail != NULL)
-			strncat(db->detail, detail, sizeof(db->detail) - 1);
+	if (strncmp(state, "MP0", 3) == 0)
 		return ERR_INVALID;
-	}
-	log_msg(LOG_LVL_ERROR, db->reqid, "%s: %s %s", what, state ? state : "-",
-	    PQresultErrorMessage(r));
+	NOTE(db, LOG_LVL_ERROR, "%.80s: %s %s", what, state, db_error(db));
 	return ERR_DB;
 }
 
-PGresult *
-db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e)
+/* The result of a statement with *e = ERR_OK, or NULL with the failure classified. */
+static PGresult *
+finish(struct db *db, PGresult *r, const char *what, enum err *e)
 {
-	struct timespec t0, t1;
-	int debug = log_enabled(LOG_LVL_DEBUG);
-	PGresult *r;
-	ExecStatusType st;
+	ExecStatusType st = PQresultStatus(r);
 
-	if (db->conn == NULL) {
-		*e = ERR_UNAVAILABLE;
-		return NULL;
-	}
-	if (debug)
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = PQexecPrepared(db->conn, stmts[s].name, n, params, NULL, NULL, 0);
-	st = PQresultStatus(r);
-	if (debug) {
-		/* Names and timings only: parameters can carry what must not be logged. */
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		log_msg(LOG_LVL_DEBUG, db->reqid, "sql %s %s rows=%d ms=%.2f", stmts[s].name,
-		    PQresStatus(st), PQntuples(r), (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	}
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
 		*e = ERR_OK;
 		return r;
 	}
-	*e = classify(db, r, stmts[s].name);
+	*e = classify(db, r, what);
 	PQclear(r);
 	return NULL;
+}
+
+/* No connection to send on: the caller gets ERR_UNAVAILABLE and db_error says so. */
+static bool
+unconnected(struct db *db, enum err *e)
+{
+	if (db->conn != NULL)
+		return false;
+	set_error(db, "no database connection\n");
+	*e = ERR_UNAVAILABLE;
+	return true;
+}
+
+PGresult *
+db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e)
+{
+	struct timespec t0, t1;
+	int debug = log_enabled(LOG_LVL_DEBUG);
+	PGresult *r;
+
+	if (unconnected(db, e))
+		return NULL;
+	if (stmt < 0 || stmt >= db->nsql) {
+		set_error(db, "no such prepared statement\n");
+		*e = ERR_INTERNAL;
+		return NULL;
+	}
+	if (debug)
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = PQexecPrepared(db->conn, db->sql[stmt].name, n, params, NULL, NULL, 0);
+	if (debug) {
+		/* Names and timings only: parameters can carry what must not be logged. */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		NOTE(db, LOG_LVL_DEBUG, "sql %s %s rows=%d ms=%.2f", db->sql[stmt].name,
+		    PQresStatus(PQresultStatus(r)), PQntuples(r), (double)(t1.tv_sec - t0.tv_sec) *
+		    1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	}
+	return finish(db, r, db->sql[stmt].name, e);
+}
+
+PGresult *
+db_exec(struct db *db, const char *sql, int n, const char *const *params, enum err *e)
+{
+	if (unconnected(db, e))
+		return NULL;
+	return finish(db, PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0), sql, e);
+}
+
+enum err
+db_script(struct db *db, const char *sql)
+{
+	enum err e;
+
+	if (unconnected(db, &e))
+		return e;
+	PQclear(finish(db, PQexec(db->conn, sql), "script", &e));
+	return e;
 }
 
 static enum err
 simple(struct db *db, const char *sql)
 {
 	PGresult *r;
-	enum err e = ERR_OK;
+	enum err e;
 
-	if (db->conn == NULL)
-		return ERR_UNAVAILABLE;
-	r = PQexec(db->conn, sql);
-	if (PQresultStatus(r) != PGRES_COMMAND_OK)
-		e = classify(db, r, sql);
-	else if (strcmp(sql, "COMMIT") == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+	if (unconnected(db, &e))
+		return e;
+	if ((r = finish(db, PQexec(db->conn, sql), sql, &e)) != NULL &&
+	    strcmp(sql, "COMMIT") == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
 		/* COMMIT of a transaction that already failed answers ROLLBACK. */
-		log_msg(LOG_LVL_ERROR, db->reqid, "COMMIT rolled back");
+		set_error(db, "COMMIT rolled back\n");
+		NOTE(db, LOG_LVL_ERROR, "COMMIT rolled back");
 		e = ERR_DB;
 	}
 	PQclear(r);

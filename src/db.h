@@ -7,61 +7,51 @@
 
 #include "err.h"
 
-/* Every statement the workers run, prepared once per connection (see the table in db.c). */
-enum db_stmt {
-	DB_HEALTH,
-	DB_AUTH_KEY,
-	DB_SESSION_CREATE,
-	DB_SESSION_GET,
-	DB_SESSION_ITEMS,
-	DB_LOCK_TIMEOUT,
-	DB_IDEM_LOCK,
-	DB_IDEM_GET,
-	DB_IDEM_PUT,
-	DB_CHECKOUT_GET,
-	DB_PAY_WALLET,
-	DB_PAY_TEST_CARD,
-	DB_CANCEL,
-	DB_TRANSFER_SEND,
-	DB_STMT__MAX
+/*
+ * The one database module of all three programs: a handle that owns one PostgreSQL
+ * connection, the program's table of prepared statements, reconnection with back-off, and
+ * the classification of every failure into enum err. It is not thread-safe: one handle per
+ * process (webhookd: per sender).
+ *
+ * How an error travels: a failed call returns NULL or the error, never a half result. The
+ * database's own words stay in the handle until the next call (db_error, db_sqlstate,
+ * db_detail, db_message); with logging on (the default) the module has already logged them,
+ * so a daemon only maps the enum err to its reply. A lost connection is dropped at once and
+ * the next db_ready opens a new one.
+ */
+
+/* One row of a program's statement table: the name it is prepared under, and its text. */
+struct db_sql {
+	const char *name;
+	const char *sql;
 };
+
+/* The first column: all there is of SELECT f(...) or RETURNING id, or all a caller reads. */
+enum { DB_FIRST_COLUMN };
 
 struct db;
 
-/* A handle that connects lazily to conninfo. Returns NULL on ENOMEM. Free with db_free. */
+/*
+ * A handle for conninfo that connects later, in db_ready or db_connect. Returns NULL on
+ * ENOMEM. Free with db_free. The setters below are for before the first connect.
+ */
 struct db *db_new(const char *conninfo);
 
 /* Closes the connection and frees db (NULL is fine). */
 void db_free(struct db *db);
 
 /*
- * True when the connection is up and its statements are prepared. A broken connection is
- * dropped and re-opened, at most once per back-off interval (100 ms doubling to 5 s), so
- * requests meanwhile fail fast with 503 instead of piling up.
+ * The statements prepared at each connect and run by db_run, indexed by the program's
+ * statement enum (n rows). table must outlive db. None by default (marketpayctl).
  */
-bool db_ready(struct db *db);
+void db_set_statements(struct db *db, const struct db_sql *table, int n);
 
 /*
- * Runs a prepared statement with n text parameters (NULL = SQL NULL). Returns the result
- * (caller PQclears) with *e = ERR_OK, or NULL with *e = ERR_UNAVAILABLE (connection lost),
- * ERR_CONFLICT (lock timeout), ERR_INVALID (a ledger refusal, see db_sqlstate) or ERR_DB;
- * the database's message goes to the log.
+ * Called last at each connect, after the statements and the environment check (webhookd
+ * sends LISTEN there). Returns 0, or -1 after logging why: the connection is then refused
+ * like one that failed.
  */
-PGresult *db_run(struct db *db, enum db_stmt s, int n, const char *const *params, enum err *e);
-
-/* BEGIN, COMMIT, ROLLBACK: ERR_OK or the error as db_run. ROLLBACK is harmless outside one. */
-enum err db_begin(struct db *db);
-enum err db_commit(struct db *db);
-enum err db_rollback(struct db *db);
-
-/*
- * After db_run failed with ERR_INVALID: the SQLSTATE of the service's refusal (MP0xx, see
- * sql/) and its
- * DETAIL and primary message ("" when none), owned by db.
- */
-const char *db_sqlstate(const struct db *db);
-const char *db_detail(const struct db *db);
-const char *db_message(const struct db *db);
+void db_set_on_connect(struct db *db, int (*hook)(struct db *db, void *arg), void *arg);
 
 /*
  * The environment ("sandbox" or "production", a static string) the database must record
@@ -71,12 +61,81 @@ const char *db_message(const struct db *db);
 void db_set_environment(struct db *db, const char *environment);
 
 /*
- * 0 when the database on conn records the environment want ("sandbox" or "production"; NULL
- * checks nothing); else -1 after logging why (another environment's, or never migrated).
+ * On (the default): failures and server notices go to the log. Off: nothing is logged and
+ * the caller reports db_error itself (marketpayctl talks to its operator on stderr). The
+ * environment check logs either way.
  */
-int db_environment_check(PGconn *conn, const char *want, const char *reqid);
+void db_set_logging(struct db *db, bool on);
 
 /* The request id that db log lines carry (owned by the caller; NULL = none). */
 void db_set_reqid(struct db *db, const char *reqid);
+
+/*
+ * One connection attempt now, without back-off: connect, prepare the table, check the
+ * environment, run the hook. ERR_OK, or ERR_UNAVAILABLE with libpq's reason in db_error.
+ */
+enum err db_connect(struct db *db);
+
+/*
+ * True when the connection is up and its statements are prepared. A broken connection is
+ * dropped and re-opened, at most once per back-off interval (100 ms doubling to 5 s), so
+ * callers meanwhile fail fast (503) instead of piling up.
+ */
+bool db_ready(struct db *db);
+
+/* Milliseconds until db_ready may try to connect again: 0 when it would now. */
+long db_retry_ms(const struct db *db);
+
+/*
+ * The open connection (owned by db; NULL when there is none), for what the module does not
+ * wrap: the socket to wait on and the notifications of LISTEN.
+ */
+PGconn *db_conn(const struct db *db);
+
+/*
+ * Runs prepared statement stmt of the table with n text parameters (NULL = SQL NULL).
+ * Returns the result (caller PQclears) with *e = ERR_OK, or NULL with *e = ERR_UNAVAILABLE
+ * (no connection, or it was lost), ERR_CONFLICT (lock timeout), ERR_INVALID (one of the
+ * service's refusals, see db_sqlstate) or ERR_DB.
+ */
+PGresult *db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e);
+
+/*
+ * One unprepared statement with n text parameters (DDL, marketpayctl's commands). Returns
+ * as db_run. Several statements in one string are refused by the server.
+ */
+PGresult *db_exec(struct db *db, const char *sql, int n, const char *const *params,
+    enum err *e);
+
+/*
+ * A script of several statements without parameters (a migration file: our text, never
+ * user data). ERR_OK or the error as db_run; the results are thrown away.
+ */
+enum err db_script(struct db *db, const char *sql);
+
+/*
+ * BEGIN, COMMIT, ROLLBACK: ERR_OK or the error as db_run (a COMMIT that rolled back is
+ * ERR_DB). ROLLBACK is harmless outside a transaction.
+ */
+enum err db_begin(struct db *db);
+enum err db_commit(struct db *db);
+enum err db_rollback(struct db *db);
+
+/*
+ * After a failure: libpq's full message (it ends with a newline), the SQLSTATE ("MP0xx" for
+ * the service's refusals, see sql/), DETAIL and primary message; "" when there was none
+ * (a lost connection has no SQLSTATE). Owned by db, valid until its next call.
+ */
+const char *db_error(const struct db *db);
+const char *db_sqlstate(const struct db *db);
+const char *db_detail(const struct db *db);
+const char *db_message(const struct db *db);
+
+/*
+ * 0 when the database of db's connection records the environment want ("sandbox" or
+ * "production"; NULL checks nothing); else -1 after logging why (another environment's, or
+ * never migrated, or no connection).
+ */
+int db_environment_check(struct db *db, const char *want);
 
 #endif

@@ -96,11 +96,11 @@ idem_begin(struct app *app, struct req *req)
 		e = ERR_NOMEM;
 		goto fail;
 	}
-	if (strcmp(hash, PQgetvalue(r, 0, 0)) != 0)
+	if (strcmp(hash, PQgetvalue(r, 0, IDEM_GET_HASH)) != 0)
 		req_fail(req, 422, "Idempotency-Key was already used with a different request");
 	else {
-		req_reply(req, atoi(PQgetvalue(r, 0, 1)), "application/json",
-		    PQgetvalue(r, 0, 2), (size_t)PQgetlength(r, 0, 2));
+		req_reply(req, atoi(PQgetvalue(r, 0, IDEM_GET_STATUS)), "application/json",
+		    PQgetvalue(r, 0, IDEM_GET_BODY), (size_t)PQgetlength(r, 0, IDEM_GET_BODY));
 		req_add_header(req, "Idempotent-Replayed", "true");
 	}
 	db_rollback(app->db);

@@ -55,14 +55,6 @@ usage(void)
 	exit(2);
 }
 
-static void
-quiet(void *arg, const char *message)
-{
-	/* NOTICEs such as "relation already exists, skipping" are not the operator's business. */
-	(void)arg;
-	(void)message;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -98,18 +90,25 @@ main(int argc, char **argv)
 		fprintf(stderr, "marketpayctl: %s\n", err);
 		goto out;
 	}
-	c.conn = PQconnectdb(c.cfg.database);
-	if (PQstatus(c.conn) != CONNECTION_OK) {
-		fprintf(stderr, "marketpayctl: database: %s", PQerrorMessage(c.conn));
+	if ((c.db = db_new(c.cfg.database)) == NULL) {
+		fprintf(stderr, "marketpayctl: out of memory\n");
 		goto out;
 	}
-	PQsetNoticeProcessor(c.conn, quiet, NULL);
+	/*
+	 * What goes wrong is said to the operator, once, by the command; NOTICEs such as
+	 * "relation already exists, skipping" are not the operator's business.
+	 */
+	db_set_logging(c.db, false);
+	if (db_connect(c.db) != ERR_OK) {
+		fprintf(stderr, "marketpayctl: database: %s", db_error(c.db));
+		goto out;
+	}
 	/* Every command but the one that records it works on a database of this environment. */
 	if (cmd->run != ctl_db_migrate && ctl_check_environment(&c) != 0)
 		goto out;
 	rc = cmd->run(&c, argc - 2, argv + 2);
 out:
-	PQfinish(c.conn);
+	db_free(c.db);
 	config_free(&c.cfg);
 	return rc;
 }

@@ -100,6 +100,7 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "startup failed");
 		goto out;
 	}
+	db_set_statements(app.db, worker_sql, DB_STMT__MAX);
 	db_set_environment(app.db, config_env_name(&app.cfg));
 	/* Without the key the API works; only the checkout page answers 503. */
 	app.have_secret = crypto_load_key(app.cfg.secrets_key_file, app.secret) == 0;

@@ -52,8 +52,9 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 		}
 		return;
 	}
-	outcome = PQgetvalue(r, 0, 0);
-	until = PQgetisnull(r, 0, 2) ? NULL : PQgetvalue(r, 0, 2);
+	outcome = PQgetvalue(r, 0, PAY_COL_OUTCOME);
+	until = PQgetisnull(r, 0, PAY_COL_LOCKED_UNTIL) ? NULL :
+	    PQgetvalue(r, 0, PAY_COL_LOCKED_UNTIL);
 	if (strcmp(outcome, "locked") == 0) {
 		locked(out, "", until != NULL ? until : "");
 		return;
@@ -92,7 +93,7 @@ pay_cancel(struct app *app, const char *session_id, struct pay_outcome *out)
 		return;
 	}
 	out->result = PAY_CLOSED;
-	snprintf(out->status, sizeof(out->status), "%s", PQgetvalue(r, 0, 0));
+	snprintf(out->status, sizeof(out->status), "%s", PQgetvalue(r, 0, CANCEL_STATUS));
 	PQclear(r);
 }
 

@@ -70,22 +70,24 @@ locked(struct req *req, const char *prefix, const char *until, const char *secon
 bool
 settle_pin_refused(struct req *req, PGresult *r)
 {
-	const char *outcome = PQgetvalue(r, 0, 0), *until = PQgetvalue(r, 0, 3);
+	const char *outcome = PQgetvalue(r, 0, TRANSFER_SEND_OUTCOME);
+	const char *until = PQgetvalue(r, 0, TRANSFER_SEND_LOCKED_UNTIL);
+	const char *seconds = PQgetvalue(r, 0, TRANSFER_SEND_LOCKED_SECONDS);
 
 	if (strcmp(outcome, "not_enabled") == 0)
 		req_fail(req, 400, "marketplace settlement is not enabled for this merchant");
 	else if (strcmp(outcome, "locked") == 0)
-		locked(req, "", until, PQgetvalue(r, 0, 4));
+		locked(req, "", until, seconds);
 	else if (strcmp(outcome, "pin_stale") == 0)
 		req_fail(req, 400, "pin was encrypted more than %s seconds from now: encrypt it "
-		    "afresh for each request", PQgetvalue(r, 0, 1));
+		    "afresh for each request", PQgetvalue(r, 0, TRANSFER_SEND_DETAIL));
 	else if (strcmp(outcome, "pin_reused") == 0)
 		req_fail(req, 400, "pin was already used: encrypt it afresh, with a new nonce, for "
 		    "each request");
-	else if (strcmp(outcome, "wrong_pin") == 0 && PQgetisnull(r, 0, 3))
+	else if (strcmp(outcome, "wrong_pin") == 0 && PQgetisnull(r, 0, TRANSFER_SEND_LOCKED_UNTIL))
 		req_fail(req, 400, "invalid PIN");
 	else if (strcmp(outcome, "wrong_pin") == 0) {
-		locked(req, "invalid PIN; ", until, PQgetvalue(r, 0, 4));
+		locked(req, "invalid PIN; ", until, seconds);
 		if (until[0] == '\0')
 			log_msg(LOG_LVL_WARN, req->request_id, "the transfer PIN of merchant %lld is "
 			    "now locked until the operator unlocks it (marketpayctl merchant unlock)",

@@ -7,8 +7,9 @@
 #include "config.h"
 
 /*
- * The delivery side of the webhook outbox, for marketpay-webhookd: one PostgreSQL connection
- * listening on marketpay_webhooks, its own prepared statements, and one HTTP client. Each
+ * The delivery side of the webhook outbox, for marketpay-webhookd: one database handle (db.h)
+ * with the daemon's statements (webhook_sql.h), listening on marketpay_webhooks, and one HTTP
+ * client. Each
  * event is claimed, POSTed and recorded in one transaction of its own (see
  * webhook_deliver_next).
  */
@@ -44,7 +45,8 @@ int webhook_deliver_next(struct webhook *w);
 
 /*
  * Reads what the server sent and throws the notifications away. Returns how many there
- * were (each may be an event to deliver), or -1 when the connection turned out lost.
+ * were (each may be an event to deliver), or -1 when the connection turned out lost (the
+ * next webhook_ready says so and re-opens it; webhook_wait_ms does not wait for that).
  */
 int webhook_drain(struct webhook *w);
 

@@ -1,0 +1,80 @@
+/* The workers' statement table: the SQL of marketpay-fcgi, prepared at each connect. */
+#include "worker_sql.h"
+
+/*
+ * A PIN lock as two columns: until when (ISO 8601; "" for the hard lock the operator lifts,
+ * NULL for none) and the seconds left (NULL for none or hard).
+ */
+#define LOCKED_COLUMNS \
+	" CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END," \
+	" CASE WHEN isfinite(locked_until) THEN" \
+	" greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END"
+
+/*
+ * The only SQL the workers send, apart from BEGIN/COMMIT/ROLLBACK. Indexed by enum
+ * worker_stmt; each comment names the enum of the statement's result columns.
+ */
+const struct db_sql worker_sql[DB_STMT__MAX] = {
+	/* DB_HEALTH */
+	{ "health", "SELECT 1" },
+	/* DB_AUTH_KEY: $1 digest (bytea hex), $2 environment; enum auth_key_col */
+	{ "auth_key",
+	  "SELECT k.merchant_id, m.name, m.currency FROM api_keys k"
+	  " JOIN merchants m ON m.id = k.merchant_id"
+	  " WHERE k.digest = $1::bytea AND k.environment = $2"
+	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
+	/* DB_SESSION_CREATE: see mp_create_session in sql/; enum session_create_col */
+	{ "session_create",
+	  "SELECT id, mp_iso(expires_at) FROM mp_create_session($1::bigint, $2::bigint, $3, $4,"
+	  " $5, $6, $7, $8::int, $9::jsonb)" },
+	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
+	{ "session_get",
+	  "SELECT id, mp_session_status(status, expires_at), amount, currency, user_id, email,"
+	  " redirect_success_url, redirect_failure_url, mp_iso(created_at), mp_iso(expires_at)"
+	  " FROM payment_sessions WHERE id = $1::uuid AND merchant_id = $2" },
+	/* DB_SESSION_ITEMS: $1 session id; enum session_items_col */
+	{ "session_items",
+	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"
+	  " ORDER BY position" },
+	/* DB_LOCK_TIMEOUT: $1 milliseconds, for this transaction only */
+	{ "lock_timeout", "SELECT set_config('lock_timeout', $1 || 'ms', true)" },
+	/* DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends */
+	{ "idem_lock",
+	  "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201))" },
+	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds; enum idem_get_col */
+	{ "idem_get",
+	  "SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys"
+	  " WHERE merchant_id = $1 AND key = $2"
+	  " AND created_at > now() - make_interval(secs => $3::int)" },
+	/* DB_IDEM_PUT: $1 merchant, $2 key, $3 hash (bytea hex), $4 status, $5 body */
+	{ "idem_put",
+	  "INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body)"
+	  " VALUES ($1, $2, $3::bytea, $4, $5) ON CONFLICT (merchant_id, key) DO UPDATE"
+	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
+	  " body = EXCLUDED.body, created_at = now()" },
+	/* DB_CHECKOUT_GET: $1 session id; the page's view of a session, any merchant;
+	 * enum checkout_get_col */
+	{ "checkout_get",
+	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
+	  " s.redirect_success_url, s.redirect_failure_url, s.user_id,"
+	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
+	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
+	  " WHERE s.id = $1::uuid" },
+	/* DB_PAY_WALLET: $1 session, $2 account number, $3 digest, $4 legacy digest (bytea hex);
+	 * enum pay_col */
+	{ "pay_wallet",
+	  "SELECT outcome, transaction_id," LOCKED_COLUMNS
+	  " FROM mp_pay_wallet($1::uuid, $2, $3::bytea, $4::bytea)" },
+	/* DB_PAY_TEST_CARD: $1 session, $2 brand, $3 last four digits, $4 decline reason or NULL;
+	 * enum pay_col */
+	{ "pay_test_card",
+	  "SELECT outcome, transaction_id, NULL, NULL FROM mp_pay_test_card($1::uuid, $2, $3, $4)" },
+	/* DB_CANCEL: $1 session; enum cancel_col */
+	{ "cancel", "SELECT mp_cancel_session($1::uuid)" },
+	/* DB_TRANSFER_SEND: $1 merchant, $2 digest, $3 legacy digest, $4 issued at, $5 nonce,
+	 * $6 account numbers, $7 amounts, $8 time zone; enum transfer_send_col */
+	{ "transfer_send",
+	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount, transaction_date"
+	  " FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea, $4::bigint, $5, $6::text[],"
+	  " $7::bigint[], $8)" },
+};

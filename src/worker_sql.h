@@ -1,0 +1,100 @@
+#ifndef MP_WORKER_SQL_H
+#define MP_WORKER_SQL_H
+
+#include "db.h"
+
+/*
+ * Every statement the workers run, prepared once per connection (the table in
+ * worker_sql.c), and after each one that returns rows the enum of its result columns.
+ */
+enum worker_stmt {
+	DB_HEALTH,            /* no column read */
+	DB_AUTH_KEY,
+	DB_SESSION_CREATE,
+	DB_SESSION_GET,
+	DB_SESSION_ITEMS,
+	DB_LOCK_TIMEOUT,      /* no column read */
+	DB_IDEM_LOCK,         /* no column read */
+	DB_IDEM_GET,
+	DB_IDEM_PUT,          /* no rows */
+	DB_CHECKOUT_GET,
+	DB_PAY_WALLET,
+	DB_PAY_TEST_CARD,
+	DB_CANCEL,
+	DB_TRANSFER_SEND,
+	DB_STMT__MAX
+};
+
+/* DB_AUTH_KEY */
+enum auth_key_col { AUTH_KEY_MERCHANT, AUTH_KEY_NAME, AUTH_KEY_CURRENCY };
+
+/* DB_SESSION_CREATE */
+enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES };
+
+/* DB_SESSION_GET */
+enum session_get_col {
+	SESSION_GET_ID,
+	SESSION_GET_STATUS,
+	SESSION_GET_AMOUNT,
+	SESSION_GET_CURRENCY,
+	SESSION_GET_USER,
+	SESSION_GET_EMAIL,
+	SESSION_GET_SUCCESS_URL,
+	SESSION_GET_FAILURE_URL,
+	SESSION_GET_CREATED,
+	SESSION_GET_EXPIRES
+};
+
+/* DB_SESSION_ITEMS: one row per item, in order */
+enum session_items_col { SESSION_ITEMS_ID, SESSION_ITEMS_NAME, SESSION_ITEMS_PRICE };
+
+/* DB_IDEM_GET: the stored request hash (hex), HTTP status and body */
+enum idem_get_col { IDEM_GET_HASH, IDEM_GET_STATUS, IDEM_GET_BODY };
+
+/* DB_CHECKOUT_GET */
+enum checkout_get_col {
+	CHECKOUT_GET_ID,
+	CHECKOUT_GET_STATUS,
+	CHECKOUT_GET_AMOUNT,
+	CHECKOUT_GET_CURRENCY,
+	CHECKOUT_GET_SUCCESS_URL,
+	CHECKOUT_GET_FAILURE_URL,
+	CHECKOUT_GET_USER,
+	CHECKOUT_GET_EXPIRES,     /* "YYYY-MM-DD HH24:MI", UTC */
+	CHECKOUT_GET_MERCHANT,    /* the merchant's name */
+	CHECKOUT_GET_REASON
+};
+
+/*
+ * DB_PAY_WALLET and DB_PAY_TEST_CARD: the outcome, the ledger transaction, and the PIN
+ * lock (until when: ISO 8601, "" for the hard lock, NULL for none; seconds left).
+ */
+enum pay_col {
+	PAY_COL_OUTCOME,
+	PAY_COL_TRANSACTION,
+	PAY_COL_LOCKED_UNTIL,
+	PAY_COL_LOCKED_SECONDS
+};
+
+/* DB_CANCEL: the session's status afterwards */
+enum cancel_col { CANCEL_STATUS };
+
+/*
+ * DB_TRANSFER_SEND: the outcome with its detail and message, the PIN lock as in pay_col,
+ * then per vendor its transfer id and amount, and the transaction date (every row).
+ */
+enum transfer_send_col {
+	TRANSFER_SEND_OUTCOME,
+	TRANSFER_SEND_DETAIL,
+	TRANSFER_SEND_MESSAGE,
+	TRANSFER_SEND_LOCKED_UNTIL,
+	TRANSFER_SEND_LOCKED_SECONDS,
+	TRANSFER_SEND_ID,
+	TRANSFER_SEND_AMOUNT,
+	TRANSFER_SEND_DATE
+};
+
+/* The workers' statement table, indexed by enum worker_stmt (for db_set_statements). */
+extern const struct db_sql worker_sql[DB_STMT__MAX];
+
+#endif
