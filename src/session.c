@@ -8,12 +8,6 @@
 #include "session.h"
 #include "valid.h"
 
-/* Columns of DB_SESSION_CREATE, DB_SESSION_GET and DB_SESSION_ITEMS. */
-enum { CREATED_ID, CREATED_EXPIRES };
-enum { GET_ID, GET_STATUS, GET_AMOUNT, GET_CURRENCY, GET_USER, GET_EMAIL, GET_SUCCESS,
-	GET_FAILURE, GET_CREATED, GET_EXPIRES };
-enum { ITEM_ID, ITEM_NAME, ITEM_PRICE };
-
 struct item_in {
 	const char *id;
 	const char *name;
@@ -193,8 +187,9 @@ session_create(struct app *app, struct req *req, void *arg)
 		return e;
 	if (PQntuples(r) != 1)
 		e = ERR_DB;
-	else if ((body = created_body(app, PQgetvalue(r, 0, CREATED_ID),
-	    PQgetvalue(r, 0, CREATED_EXPIRES))) == NULL || req_reply_json(req, 200, body) != 0)
+	else if ((body = created_body(app, PQgetvalue(r, 0, SESSION_CREATE_ID),
+	    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES))) == NULL ||
+	    req_reply_json(req, 200, body) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);
@@ -218,6 +213,13 @@ add_col(struct json_object *o, const char *key, PGresult *r, int row, int c)
 	return json_object_object_add(o, key, v);
 }
 
+/* A money column (minor units) as the API's decimal string. */
+static struct json_object *
+money_col(PGresult *r, int row, int c)
+{
+	return json_money_string(strtoll(PQgetvalue(r, row, c), NULL, 10));
+}
+
 static struct json_object *
 items_json(PGresult *r)
 {
@@ -227,9 +229,9 @@ items_json(PGresult *r)
 	for (i = 0; a != NULL && i < PQntuples(r); i++) {
 		if ((o = json_object_new_object()) == NULL ||
 		    json_object_array_add(a, o) != 0 ||
-		    add_col(o, "id", r, i, ITEM_ID) != 0 || add_col(o, "name", r, i, ITEM_NAME) != 0 ||
-		    json_add(o, "price", json_money_string(strtoll(PQgetvalue(r, i, ITEM_PRICE),
-		    NULL, 10)))) {
+		    add_col(o, "id", r, i, SESSION_ITEMS_ID) != 0 ||
+		    add_col(o, "name", r, i, SESSION_ITEMS_NAME) != 0 ||
+		    json_add(o, "price", money_col(r, i, SESSION_ITEMS_PRICE)) != 0) {
 			json_object_put(a);
 			return NULL;
 		}
@@ -244,17 +246,18 @@ session_json(const struct app *app, PGresult *s, PGresult *items)
 	char url[2048];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
-	    PQgetvalue(s, 0, GET_ID));
-	if (o == NULL || add_col(o, "session_id", s, 0, GET_ID) != 0 ||
-	    add_col(o, "status", s, 0, GET_STATUS) != 0 ||
-	    json_add(o, "amount", json_money_string(strtoll(PQgetvalue(s, 0, GET_AMOUNT), NULL,
-	    10))) || add_col(o, "currency", s, 0, GET_CURRENCY) != 0 ||
-	    add_col(o, "user_id", s, 0, GET_USER) != 0 || add_col(o, "email", s, 0, GET_EMAIL) ||
-	    add_col(o, "redirect_success_url", s, 0, GET_SUCCESS) != 0 ||
-	    add_col(o, "redirect_failure_url", s, 0, GET_FAILURE) != 0 ||
+	    PQgetvalue(s, 0, SESSION_GET_ID));
+	if (o == NULL || add_col(o, "session_id", s, 0, SESSION_GET_ID) != 0 ||
+	    add_col(o, "status", s, 0, SESSION_GET_STATUS) != 0 ||
+	    json_add(o, "amount", money_col(s, 0, SESSION_GET_AMOUNT)) != 0 ||
+	    add_col(o, "currency", s, 0, SESSION_GET_CURRENCY) != 0 ||
+	    add_col(o, "user_id", s, 0, SESSION_GET_USER) != 0 ||
+	    add_col(o, "email", s, 0, SESSION_GET_EMAIL) != 0 ||
+	    add_col(o, "redirect_success_url", s, 0, SESSION_GET_SUCCESS_URL) != 0 ||
+	    add_col(o, "redirect_failure_url", s, 0, SESSION_GET_FAILURE_URL) != 0 ||
 	    json_add(o, "items", items_json(items)) != 0 ||
-	    add_col(o, "created_at", s, 0, GET_CREATED) != 0 ||
-	    add_col(o, "expires_at", s, 0, GET_EXPIRES) != 0 ||
+	    add_col(o, "created_at", s, 0, SESSION_GET_CREATED) != 0 ||
+	    add_col(o, "expires_at", s, 0, SESSION_GET_EXPIRES) != 0 ||
 	    json_add(o, "url", json_object_new_string(url)) != 0) {
 		json_object_put(o);
 		return NULL;

@@ -21,10 +21,6 @@ struct vendor_in {
 #define V(f) offsetof(struct vendor_in, f)
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define ACCOUNT_LEN 12
-/* Columns of DB_TRANSFER_SEND (mp_transfer_send's rows, sql/008_intents.sql). */
-enum { T_OUTCOME, T_DETAIL, T_MESSAGE, T_LOCKED_UNTIL, T_LOCKED_SECONDS, T_ID, T_AMOUNT,
-	T_DATE };
-
 /* The route's input: the body, then the PIN it carries once opened. */
 struct transfer_req {
 	struct transfer_in in;     /* first: the field table's offsets are into it */
@@ -163,8 +159,9 @@ refused(struct req *req, PGresult *r, const struct transfer_in *in)
 		{ SQLSTATE_NOT_VENDOR, " is not a vendor account" },
 		{ SQLSTATE_NOT_ACTIVE, " is not active" },
 	};
-	const char *state = PQgetvalue(r, 0, T_OUTCOME), *detail = PQgetvalue(r, 0, T_DETAIL);
-	const char *message = PQgetvalue(r, 0, T_MESSAGE);
+	const char *state = PQgetvalue(r, 0, TRANSFER_SEND_OUTCOME);
+	const char *detail = PQgetvalue(r, 0, TRANSFER_SEND_DETAIL);
+	const char *message = PQgetvalue(r, 0, TRANSFER_SEND_MESSAGE);
 	char total[MONEY_BUFLEN];
 	size_t i;
 
@@ -194,9 +191,10 @@ reply_body(PGresult *r, int64_t total)
 
 	for (i = 0; detail != NULL && i < PQntuples(r); i++) {
 		if ((d = json_object_new_object()) == NULL || json_object_array_add(detail, d) != 0 ||
-		    json_add(d, "transaction_id", json_object_new_string(PQgetvalue(r, i, T_ID))) ||
-		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i, T_AMOUNT),
-		    NULL, 10)))) {
+		    json_add(d, "transaction_id",
+		    json_object_new_string(PQgetvalue(r, i, TRANSFER_SEND_ID))) != 0 ||
+		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i,
+		    TRANSFER_SEND_AMOUNT), NULL, 10))) != 0) {
 			json_object_put(detail);
 			detail = NULL;
 		}
@@ -206,7 +204,8 @@ reply_body(PGresult *r, int64_t total)
 		return NULL;
 	}
 	if (json_add(o, "transaction_detail", detail) != 0 ||
-	    json_add(o, "transaction_date", json_object_new_string(PQgetvalue(r, 0, T_DATE))) != 0 ||
+	    json_add(o, "transaction_date",
+	    json_object_new_string(PQgetvalue(r, 0, TRANSFER_SEND_DATE))) != 0 ||
 	    json_add(o, "amount", json_money_number(total)) != 0) {
 		json_object_put(o);
 		return NULL;
@@ -233,7 +232,7 @@ transfer_send(struct app *app, struct req *req, void *arg)
 		return e == ERR_INVALID ? ERR_INTERNAL : e;
 	if (PQntuples(r) < 1)
 		e = ERR_DB;
-	else if (strcmp(PQgetvalue(r, 0, T_OUTCOME), "ok") != 0) {
+	else if (strcmp(PQgetvalue(r, 0, TRANSFER_SEND_OUTCOME), "ok") != 0) {
 		req->keep_on_refusal = true;
 		if (!settle_pin_refused(req, r))
 			refused(req, r, &t->in);
