@@ -643,7 +643,7 @@ main(void)
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
-	rc = fixture_run(api_suite());
+	rc = run_suite(api_suite());
 	curl_global_cleanup();
 	return rc;
 }

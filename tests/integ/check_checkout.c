@@ -746,7 +746,7 @@ main(void)
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
-	rc = fixture_run(checkout_suite());
+	rc = run_suite(checkout_suite());
 	curl_global_cleanup();
 	return rc;
 }

@@ -121,7 +121,7 @@ main(void)
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_payment_to_webhook);
 	suite_add_tcase(s, t);
-	rc = fixture_run(s);
+	rc = run_suite(s);
 	curl_global_cleanup();
 	return rc;
 }

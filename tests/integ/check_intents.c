@@ -319,7 +319,7 @@ main(void)
 	tcase_add_test(t, test_other_environment_refused);
 	tcase_add_test(t, test_account_numbers_unpredictable);
 	suite_add_tcase(s, t);
-	rc = fixture_run(s);
+	rc = run_suite(s);
 	curl_global_cleanup();
 	return rc;
 }

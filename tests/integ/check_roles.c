@@ -127,5 +127,5 @@ main(void)
 	    sizeof(bad_names) / sizeof(bad_names[0]));
 	tcase_add_test(t, test_usage_errors);
 	suite_add_tcase(s, t);
-	return fixture_run(s);
+	return run_suite(s);
 }

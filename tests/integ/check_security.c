@@ -789,7 +789,7 @@ main(void)
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
-	rc = fixture_run(security_suite());
+	rc = run_suite(security_suite());
 	curl_global_cleanup();
 	return rc;
 }

@@ -628,7 +628,7 @@ main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
 	setup();
-	rc = fixture_run(transfer_suite());
+	rc = run_suite(transfer_suite());
 	EVP_PKEY_free(service_key);
 	curl_global_cleanup();
 	return rc;

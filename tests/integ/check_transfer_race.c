@@ -667,7 +667,7 @@ main(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	fixture_init();
 	setup();
-	rc = fixture_run(race_suite());
+	rc = run_suite(race_suite());
 	EVP_PKEY_free(service_key);
 	curl_global_cleanup();
 	return rc;

@@ -744,7 +744,7 @@ main(void)
 	if ((v = ctl("merchant webhook %s --url %s", merchant, receiver)) == NULL)
 		return EXIT_FAILURE;
 	snprintf(secret, sizeof(secret), "%s", v);
-	rc = fixture_run(webhook_suite());
+	rc = run_suite(webhook_suite());
 	restore();
 	return rc;
 }

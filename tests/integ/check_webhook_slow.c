@@ -82,5 +82,5 @@ main(void)
 	tcase_set_timeout(t, 90);
 	tcase_add_test(t, test_hanging_endpoint_holds_back_only_its_merchant);
 	suite_add_tcase(s, t);
-	return fixture_run(s);
+	return run_suite(s);
 }

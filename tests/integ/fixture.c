@@ -194,15 +194,3 @@ matches(const char *s, const char *pattern)
 	regfree(&re);
 	return ok;
 }
-
-int
-fixture_run(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}

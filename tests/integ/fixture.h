@@ -3,6 +3,8 @@
 
 #include <check.h>
 
+#include "../unit/runner.h"
+
 /* What the integration tests set up once, before any case runs (see fixture_init). */
 struct fixture {
 	char key_a[160];        /* active key of merchant A */
@@ -48,9 +50,6 @@ const char *db_footprint(void);
 
 /* Runs a shell command; returns its exit status. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Runs every case of s, prints Check's summary; returns the program's exit status. */
-int fixture_run(Suite *s);
 
 /* True when s (not NULL) matches the extended regular expression pattern. */
 int matches(const char *s, const char *pattern);

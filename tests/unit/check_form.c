@@ -7,6 +7,7 @@
 #include "form.h"
 #include "html.h"
 #include "pay.h"
+#include "runner.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -191,11 +192,5 @@ form_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(form_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(form_suite());
 }

@@ -12,6 +12,7 @@
 #include "db.h"
 #include "req.h"
 #include "route.h"
+#include "runner.h"
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -275,11 +276,5 @@ route_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(route_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(route_suite());
 }
