@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The integration suite: starts a whole stack (PostgreSQL, spawn-fcgi pool, nginx) in a
-# temporary directory, runs tests/integ/check_api against it over real HTTP, and always
+# temporary directory, runs the suites of tests/integ against it over real HTTP, and always
 # tears the stack down, also when a test fails or the run is interrupted.
 set -euo pipefail
 
@@ -37,20 +37,14 @@ trap 'exit 130' INT TERM
 # shellcheck disable=SC1091
 . "$dir/stack.env"
 rc=0
-# Each suite makes its own merchants; the outage and shutdown cases stop parts of the
-# stack, so check_api, whose last cases they are, runs last.
-"$builddir/tests/integ/check_checkout" || rc=$?
-"$builddir/tests/integ/check_e2e" || rc=$?
-"$builddir/tests/integ/check_transfer" || rc=$?
-"$builddir/tests/integ/check_transfer_race" || rc=$?
-"$builddir/tests/integ/check_roles" || rc=$?
-"$builddir/tests/integ/check_intents" || rc=$?
-"$builddir/tests/integ/check_security" || rc=$?
-"$builddir/tests/integ/check_api" || rc=$?
-# The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
-# stopped; its last case restarts PostgreSQL.
-"$builddir/tests/integ/check_webhook" || rc=$?
-"$builddir/tests/integ/check_webhook_slow" || rc=$?
+# Each suite makes its own merchants. check_outage stops parts of the stack and, last, the
+# pool: it runs after every suite that needs the pool. The webhook suites need PostgreSQL,
+# the receiver and webhookd, not the pool; check_webhook's last case restarts PostgreSQL.
+for suite in check_checkout check_ledger check_e2e check_transfer check_transfer_race \
+	check_roles check_intents check_injection check_redirect check_tenancy check_keys \
+	check_api check_outage check_webhook_ctl check_webhook check_webhook_slow; do
+	"$builddir/tests/integ/$suite" || rc=$?
+done
 
 # No secret reaches a log: the API keys and webhook secrets the suites were handed, the test
 # card numbers, and no form field carrying a PIN or card data.

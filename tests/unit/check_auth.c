@@ -9,7 +9,6 @@
 #include "crypto.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define DIGEST_LEN (2 + 2 * CRYPTO_SHA256_LEN)  /* "\\x" + 64 hex digits */
 
 static const struct {

@@ -13,7 +13,6 @@
 #include "money.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define LIFETIME_RULE "session_lifetime must be a whole number from 60 to 604800"
 #define MAX_AMOUNT_RULE \
 	"max_amount must be an amount above 0 with at most two decimals, at most 92233720368547.75"

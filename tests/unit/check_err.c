@@ -48,11 +48,10 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("err");
-	TCase *t = tcase_create("table");
+	TCase *t;
+	Suite *s = suite_one("err", "table", 0, &t);
 
 	tcase_add_loop_test(t, test_reason, 0, sizeof(phrases) / sizeof(phrases[0]));
 	tcase_add_test(t, test_every_err_has_status_and_message);
-	suite_add_tcase(s, t);
 	return run_suite(s);
 }

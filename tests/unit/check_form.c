@@ -9,8 +9,6 @@
 #include "pay.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 struct form_case {
 	const char *body;
 	const char *name;
@@ -172,11 +170,11 @@ START_TEST(test_luhn)
 }
 END_TEST
 
-static Suite *
-form_suite(void)
+int
+main(void)
 {
-	Suite *s = suite_create("form");
-	TCase *t = tcase_create("form");
+	TCase *t;
+	Suite *s = suite_one("form", "form", 0, &t);
 
 	tcase_add_loop_test(t, test_form_get, 0, NELEM(form_cases));
 	tcase_add_test(t, test_form_too_long);
@@ -185,12 +183,5 @@ form_suite(void)
 	tcase_add_test(t, test_html_grows);
 	tcase_add_test(t, test_url_encode);
 	tcase_add_test(t, test_luhn);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int
-main(void)
-{
-	return run_suite(form_suite());
+	return run_suite(s);
 }

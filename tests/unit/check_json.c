@@ -10,7 +10,6 @@
 #include "money.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define BAD_JSON "request body is not valid JSON: "
 
 struct input {

@@ -9,7 +9,6 @@
 #include "money.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define SENTINEL ((int64_t)-777)  /* *out must keep this after any rejection */
 
 struct parse_case {

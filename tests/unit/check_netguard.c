@@ -16,8 +16,6 @@
 #include "webhook_url.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 struct why_case {
 	const char *s;      /* an address or a host as text */
 	const char *why;    /* what netguard must say; NULL: allowed */

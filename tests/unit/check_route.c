@@ -14,8 +14,6 @@
 #include "route.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 /* A database that is never there: no socket directory, so libpq fails at once. */
 #define NO_DB "host=/nonexistent dbname=x connect_timeout=1"
 #define UNAVAILABLE "service temporarily unavailable; retry later"

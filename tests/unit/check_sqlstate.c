@@ -80,10 +80,9 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("sqlstate");
-	TCase *t = tcase_create("registry");
+	TCase *t;
+	Suite *s = suite_one("sqlstate", "registry", 0, &t);
 
 	tcase_add_test(t, test_registry_matches_sql);
-	suite_add_tcase(s, t);
 	return run_suite(s);
 }

@@ -15,7 +15,6 @@
 #include "transfer.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define V1 "{\"account_number\":\"VE1234567890\",\"amount\":"
 #define V2 "{\"account_number\":\"VE0987654321\",\"amount\":"
 

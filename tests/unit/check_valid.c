@@ -12,8 +12,6 @@
 #include "valid.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 START_TEST(test_utf8_chars)
 {
 	static const struct {

@@ -11,8 +11,6 @@
 #include "webhook_sign.h"
 #include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
-
 /* The example of the Standard Webhooks specification and its reference libraries. */
 #define VEC_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 #define VEC_ID "msg_p5jXN8AQM9LWM0D4loKWxJek"

@@ -16,3 +16,15 @@ run_suite(Suite *s)
 	srunner_free(sr);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+Suite *
+suite_one(const char *name, const char *tcase, int timeout, TCase **t)
+{
+	Suite *s = suite_create(name);
+
+	*t = tcase_create(tcase);
+	if (timeout > 0)
+		tcase_set_timeout(*t, timeout);
+	suite_add_tcase(s, *t);
+	return s;
+}
