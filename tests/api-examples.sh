@@ -57,18 +57,19 @@ export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=${MP_
 # A short wait makes the in-flight Idempotency-Key case (409) quick to show.
 export MP_CONF_EXTRA="idempotency_wait_ms = 300"
 
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
 for tool in jq openssl xxd curl base64 od perl psql; do
 	command -v "$tool" >/dev/null 2>&1 ||
-		{ echo "api-examples: $tool is missing (dev/test installs it: apt-get install jq xxd)" >&2
-		  exit 1; }
+		bail "api-examples: $tool is missing (dev/test installs it: apt-get install jq xxd)"
 done
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-api.XXXXXX")
 cleanup() {
 	local status=$? lock_pid
 	if [ -z "${rc:-}" ]; then   # stopped by an error of the script itself
-		echo "FAIL the script stopped early (exit status $status)"
-		echo "${npass:-0} passed, $((${nfail:-0} + 1)) failed"
+		not_ok "the script stopped early (exit status $status)"
+		finish || true
 	fi
 	for lock_pid in ${held_locks:-}; do kill "$lock_pid" 2>/dev/null || true; done
 	"$srcdir/tests/stack.sh" stop "$dir" || true
@@ -81,25 +82,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-npass=0 nfail=0
-pass() { npass=$((npass + 1)); echo "ok   $1"; }
+# Results are counted by tests/lib.sh (ok, not_ok, check, finish). fail DESCRIPTION DETAIL...:
+# not_ok with the details under it.
 fail() {
-	nfail=$((nfail + 1))
-	echo "FAIL $1"
-	[ $# -lt 2 ] || printf '     %s\n' "${@:2}"
-}
-# check DESCRIPTION COMMAND...: passes when the command succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
+	not_ok "$1"
+	[ $# -lt 2 ] || printf '     %s\n' "${@:2}" >&2
 }
 # same DESCRIPTION GOT WANT
 same() {
-	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1" "got:  $2" "want: $3"; fi
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "got:  $2" "want: $3"; fi
 }
 # Stops the run when something the later checks build on is missing.
-die() { fail "$1" "${@:2}"; rc=1; echo "$npass passed, $nfail failed"; exit 1; }
+die() { fail "$1" "${@:2}"; rc=1; finish || true; exit 1; }
 
 # --- The page, taken apart ---------------------------------------------------------------
 
@@ -267,7 +261,7 @@ like_page() {
 		fail "$1: numbers as written" "reply: $(numbers <<<"$2" | tr '\n' ' ')" \
 			"page:  $(numbers <<<"$3" | tr '\n' ' ')"
 	else
-		pass "$1"
+		ok "$1"
 	fi
 }
 
@@ -308,21 +302,21 @@ expect_error() {
 	elif [ -z "$(header_in "$hdrs" Request-Id)" ]; then
 		fail "$1" "no Request-Id header"
 	else
-		pass "$1"
+		ok "$1"
 	fi
 }
 # expect_deny DESCRIPTION DETAIL: the last call was refused with 401 {"detail": DETAIL}.
 expect_deny() {
 	printf '%s\n' "$(jq -r '.detail // empty' <<<"$body" 2>/dev/null)" >>"$seen_messages"
 	if [ "$code" = 401 ] && [ "$(jq -c . <<<"$body" 2>/dev/null)" = "$(jq -nc --arg d "$2" '{detail: $d}')" ]; then
-		pass "$1"
+		ok "$1"
 	else
 		fail "$1" "status $code: $body" "want: 401 {\"detail\":\"$2\"}"
 	fi
 }
 expect_ok() {
 	if [ "$code" = 200 ] && [ "$(jq -r .success <<<"$body" 2>/dev/null)" = true ]; then
-		pass "$1"
+		ok "$1"
 	else
 		fail "$1" "status $code: $body"
 	fi
@@ -465,7 +459,7 @@ plain=${plain%x}
 if [[ $plain =~ ^([0-9]+):([0-9]+):([A-Za-z0-9_-]{16,64})$ ]] &&
 	[ "${BASH_REMATCH[1]}" = "$page_pin" ] &&
 	[ $(($(date +%s) - BASH_REMATCH[2])) -le 60 ] && [ $((BASH_REMATCH[2] - $(date +%s))) -le 0 ]; then
-	pass "PIN ENCRYPTION: it encrypts PIN:UNIX_TIME:NONCE (the PIN, the time now, a nonce), nothing else"
+	ok "PIN ENCRYPTION: it encrypts PIN:UNIX_TIME:NONCE (the PIN, the time now, a nonce), nothing else"
 else
 	fail "PIN ENCRYPTION: it encrypts PIN:UNIX_TIME:NONCE (the PIN, the time now, a nonce), nothing else" \
 		"decrypted: $(printf %q "$plain")"
@@ -474,7 +468,7 @@ fi
 if command -v node >/dev/null 2>&1; then
 	{ fill "$node_cmd"; echo 'console.log(pin);'; } >"$dir/w/pin.js"
 	if (cd "$dir/w" && node pin.js >pin-node.out 2>pin-node.err); then
-		pass "PIN ENCRYPTION: the Node.js code runs"
+		ok "PIN ENCRYPTION: the Node.js code runs"
 	else
 		fail "PIN ENCRYPTION: the Node.js code runs" "$(cat "$dir/w/pin-node.err")"
 	fi
@@ -651,7 +645,7 @@ if "$MARKETPAYCTL" -c "$dir/prod.conf" key create "$merchant" >"$dir/w/prod.out"
 	fail "marketpayctl with a production configuration refuses the sandbox database" \
 		"$(cat "$dir/w/prod.out")"
 else
-	pass "marketpayctl with a production configuration refuses the sandbox database"
+	ok "marketpayctl with a production configuration refuses the sandbox database"
 fi
 live=mp_live_$(openssl rand -hex 24)
 sql "INSERT INTO api_keys (merchant_id, prefix, digest, environment) VALUES ($merchant,
@@ -886,7 +880,7 @@ expect_how() { # expect_how DESCRIPTION MESSAGE-START
 	local msg
 	msg=$(jq -r '.message // empty' <<<"$body" 2>/dev/null) || msg=""
 	if [ "$code" = 400 ] && [ "${msg:0:${#2}}" = "$2" ]; then
-		pass "$1"
+		ok "$1"
 	else
 		fail "$1" "status $code: $body" "want: 400 $2..."
 	fi
@@ -959,7 +953,7 @@ expect_locked() {
 	left=$(header_in "$hdrs" Retry-After) || left=""
 	if [ "$3" = 0 ]; then
 		if [ "$code $msg" = "400 $2 the operator unlocks them" ] && [ -z "$left" ]; then
-			pass "$1"
+			ok "$1"
 		else
 			fail "$1" "status $code, Retry-After '$left': $body" \
 				"want: 400 '$2 the operator unlocks them', no Retry-After"
@@ -971,7 +965,7 @@ expect_locked() {
 		[ "$((${left:-0} - $3))" -le 0 ] && [ "$((${left:-0} - $3))" -ge -15 ] &&
 		[ "$(($(date -u -d "$until" +%s) - $(date +%s) - left))" -le 2 ] &&
 		[ "$(($(date -u -d "$until" +%s) - $(date +%s) - left))" -ge -2 ]; then
-		pass "$1"
+		ok "$1"
 	else
 		fail "$1" "status $code, Retry-After '$left': $body" "want: 400 '$2 <ISO 8601 UTC>', Retry-After $3 s"
 	fi
@@ -1068,6 +1062,5 @@ echo "not provoked: 500 'internal error' (no request makes the code fail on purp
 echo "not provoked: 400 for a body shorter than its Content-Length (nginx never passes one on)"
 echo "not provoked: 503 of pin-public-key and transfers without a PIN key (the stack has one)"
 rc=0
-[ "$nfail" = 0 ] || rc=1
-echo "$npass passed, $nfail failed"
+finish || rc=1
 exit $rc

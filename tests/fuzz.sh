@@ -10,6 +10,8 @@ srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=$(cd "${top_builddir:-$srcdir}" && pwd)
 out="$builddir/tests/fuzz-build"
 fuzzdir="$srcdir/tests/fuzz"
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
 if [ -n "${MP_FUZZ_SECONDS:-}" ]; then
 	seconds=$MP_FUZZ_SECONDS
 elif [ "${CI:-}" = true ]; then
@@ -18,23 +20,18 @@ else
 	seconds=10
 fi
 case $seconds in
-'' | *[!0-9]*) echo "fuzz.sh: MP_FUZZ_SECONDS must be a whole number of seconds" >&2; exit 1 ;;
+'' | *[!0-9]*) bail "fuzz.sh: MP_FUZZ_SECONDS must be a whole number of seconds" ;;
 esac
 
 # The longest input each target tries, in bytes: well past every limit the code enforces
 # (a 128-character key, 128-byte form fields, 512-byte messages) without slowing it down.
 declare -A max_len=([auth]=512 [form]=2048 [route]=2048 [session]=4096 [transfer]=4096)
 
-if ! command -v clang >/dev/null 2>&1; then
-	echo "fuzz.sh: clang not found: apt-get install clang libclang-rt-14-dev" >&2
-	exit 1
-fi
+command -v clang >/dev/null 2>&1 ||
+	bail "fuzz.sh: clang not found: apt-get install clang libclang-rt-14-dev"
 major=$(clang -dumpversion | cut -d. -f1)
 for pc in json-c libpq libcrypto inih; do
-	if ! pkg-config --exists "$pc"; then
-		echo "fuzz.sh: pkg-config cannot find $pc (see dev/deps.sh)" >&2
-		exit 1
-	fi
+	pkg-config --exists "$pc" || bail "fuzz.sh: pkg-config cannot find $pc (see dev/deps.sh)"
 done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-fuzz.XXXXXX")
@@ -54,9 +51,7 @@ probe='int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; ret
 if ! echo "$probe" | clang -x c -fsanitize=fuzzer,address,undefined -o "$scratch/probe" - \
 	>"$scratch/probe.log" 2>&1; then
 	cat "$scratch/probe.log" >&2
-	echo "fuzz.sh: clang cannot link libFuzzer:" \
-		"apt-get install libclang-rt-$major-dev" >&2
-	exit 1
+	bail "fuzz.sh: clang cannot link libFuzzer: apt-get install libclang-rt-$major-dev"
 fi
 
 # Every module of libmarketpay except fcgi.c (only the programs talk FastCGI); an archive,
@@ -81,10 +76,7 @@ done
 for pid in "${pids[@]}"; do
 	wait "$pid" || cc_failed=1
 done
-if [ "$cc_failed" -ne 0 ]; then
-	echo "fuzz.sh: compiling src/*.c with clang failed" >&2
-	exit 1
-fi
+[ "$cc_failed" -eq 0 ] || bail "fuzz.sh: compiling src/*.c with clang failed"
 rm -f "$out/libmp-fuzz.a"
 ar rcs "$out/libmp-fuzz.a" "${objs[@]}"
 
@@ -102,13 +94,10 @@ if ! command -v llvm-symbolizer >/dev/null 2>&1; then
 fi
 export ASAN_OPTIONS="$asan${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
-passed=0
-failed=0
-
 # $1: target, $2: what failed, $3: libFuzzer's log. Shows the trace and keeps the reproducer.
 report() {
 	local t=$1 what=$2 log=$3 f
-	echo "fuzz.sh: $t: $what failed" >&2
+	not_ok "fuzz.sh: $t: $what"
 	grep -a -v -e '^#[0-9]' -e '^INFO: ' -e '^Executed ' "$log" | tail -n 80 >&2 || true
 	for f in "$scratch/art-$t-"*; do
 		[ -e "$f" ] || continue
@@ -116,7 +105,6 @@ report() {
 		echo "fuzz.sh: $t: reproducer $out/artifacts/${f##*/}" >&2
 		echo "fuzz.sh: $t: replay with: $out/fuzz_$t $out/artifacts/${f##*/}" >&2
 	done
-	failed=$((failed + 1))
 }
 
 # The number after "stat::$1: " in a -print_final_stats log.
@@ -130,13 +118,12 @@ for h in "$fuzzdir"/fuzz_*.c; do
 	bin="$out/fuzz_$t"
 	seeds="$fuzzdir/corpus/$t"
 	if [ -z "${max_len[$t]:-}" ] || [ ! -d "$seeds" ]; then
-		echo "fuzz.sh: $t: no max_len in fuzz.sh or no seed corpus in $seeds" >&2
-		failed=$((failed + 1))
+		not_ok "fuzz.sh: $t: no max_len in fuzz.sh or no seed corpus in $seeds"
 		continue
 	fi
 	clang "${cflags[@]}" -Werror -Wshadow -Wmissing-prototypes -fsanitize=fuzzer \
 		-I"$fuzzdir" "$h" "$fuzzdir/fuzz.c" "$out/libmp-fuzz.a" \
-		"${pkg_libs[@]}" -lm -o "$bin"
+		"${pkg_libs[@]}" -lm -o "$bin" || { not_ok "fuzz.sh: $t: compiling the harness"; continue; }
 	opts=(-detect_leaks=1 -rss_limit_mb=1024 -timeout=10 -max_len="${max_len[$t]}"
 		-artifact_prefix="$scratch/art-$t-")
 
@@ -145,8 +132,7 @@ for h in "$fuzzdir"/fuzz_*.c; do
 	files=("$seeds"/*)
 	shopt -u nullglob
 	if [ "${#files[@]}" -eq 0 ]; then
-		echo "fuzz.sh: $t: $seeds is empty" >&2
-		failed=$((failed + 1))
+		not_ok "fuzz.sh: $t: $seeds is empty"
 		continue
 	fi
 	bad_seed=
@@ -161,7 +147,7 @@ for h in "$fuzzdir"/fuzz_*.c; do
 		echo "fuzz.sh: $t: replay with: $bin $bad_seed" >&2
 		continue
 	fi
-	passed=$((passed + 1))
+	ok "fuzz_$t: ${#files[@]} seeds"
 
 	# MP_FUZZ_SECONDS=0: the seeds only (libFuzzer would take -max_total_time=0 as no limit).
 	if [ "$seconds" -eq 0 ]; then
@@ -174,7 +160,7 @@ for h in "$fuzzdir"/fuzz_*.c; do
 	log="$scratch/$t.log"
 	if (cd "$scratch" && "$bin" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
 		"$scratch/corpus-$t") >"$log" 2>&1; then
-		passed=$((passed + 1))
+		ok "fuzz_$t: fuzzed for ${seconds}s"
 		echo "fuzz_$t: ${#files[@]} seeds ok; $(final_stat number_of_executed_units "$log") runs" \
 			"in ${seconds}s ($(final_stat average_exec_per_sec "$log") exec/s)," \
 			"corpus $(find "$scratch/corpus-$t" -type f | wc -l) inputs," \
@@ -184,5 +170,4 @@ for h in "$fuzzdir"/fuzz_*.c; do
 	fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

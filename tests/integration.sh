@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The integration suite: starts a whole stack (PostgreSQL, spawn-fcgi pool, nginx) in a
-# temporary directory, runs tests/integ/check_api against it over real HTTP, and always
+# temporary directory, runs the suites of tests/integ against it over real HTTP, and always
 # tears the stack down, also when a test fails or the run is interrupted.
+#
+# Counting (dev/test's summary adds up the log): each Check program prints its own summary
+# ("N%: Checks: N, Failures: F, Errors: E"), which counts its cases; this script counts, with
+# tests/lib.sh, only what those lines do not: its own checks of the logs, and a program that
+# ended without a summary (it could not start its cases) as one failure. A program's cases
+# are never counted twice.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -18,6 +24,8 @@ webhook_timeout = 3"
 export MARKETPAY_WEBHOOKD="$builddir/marketpay-webhookd"
 # check_roles makes a read-only login role of its own and logs in as it (peer authentication).
 export MP_PG_ROLES=mp_report_t
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-test.XXXXXX")
 cleanup() {
@@ -33,34 +41,31 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-"$MP_STACK" start "$dir"
+"$MP_STACK" start "$dir" || bail "the stack did not start"
 # shellcheck disable=SC1091
 . "$dir/stack.env"
 rc=0
-# Each suite makes its own merchants; the outage and shutdown cases stop parts of the
-# stack, so check_api, whose last cases they are, runs last.
-"$builddir/tests/integ/check_checkout" || rc=$?
-"$builddir/tests/integ/check_e2e" || rc=$?
-"$builddir/tests/integ/check_transfer" || rc=$?
-"$builddir/tests/integ/check_transfer_race" || rc=$?
-"$builddir/tests/integ/check_roles" || rc=$?
-"$builddir/tests/integ/check_intents" || rc=$?
-"$builddir/tests/integ/check_security" || rc=$?
-"$builddir/tests/integ/check_api" || rc=$?
-# The webhook suite needs PostgreSQL, the receiver and webhookd, not the pool check_api
-# stopped; its last case restarts PostgreSQL.
-"$builddir/tests/integ/check_webhook" || rc=$?
-"$builddir/tests/integ/check_webhook_slow" || rc=$?
+# Each suite makes its own merchants. check_outage stops parts of the stack and, last, the
+# pool: it runs after every suite that needs the pool. The webhook suites need PostgreSQL,
+# the receiver and webhookd, not the pool; check_webhook's last case restarts PostgreSQL.
+for suite in check_checkout check_ledger check_e2e check_transfer check_transfer_race \
+	check_roles check_intents check_injection check_redirect check_tenancy check_keys \
+	check_api check_outage check_webhook_ctl check_webhook check_webhook_slow; do
+	st=0
+	"$builddir/tests/integ/$suite" 2>&1 | tee "$dir/$suite.out" || st=$?
+	if [ "$st" != 0 ]; then
+		rc=$st
+		grep -qE '^[0-9]+%: Checks: ' "$dir/$suite.out" ||
+			not_ok "$suite ended (status $st) before it ran its cases"
+	fi
+done
 
 # No secret reaches a log: the API keys and webhook secrets the suites were handed, the test
 # card numbers, and no form field carrying a PIN or card data.
 logs=("$dir/fcgi.log" "$dir/webhookd.log" "$dir/nginx/access.log" "$dir/nginx/error.log"
 	"$dir/pg/server.log")
+check "the suites noted the secrets they were handed" test -s "$dir/secrets-used.txt"
 leaks=0
-if [ ! -s "$dir/secrets-used.txt" ]; then
-	echo "integration: no secrets were noted; the log check would prove nothing" >&2
-	leaks=1
-fi
 while read -r secret; do
 	if grep -lF -- "$secret" "${logs[@]}" 2>/dev/null; then
 		echo "integration: a secret (${secret:0:12}...) is in the log above" >&2
@@ -68,10 +73,12 @@ while read -r secret; do
 	fi
 done < <(cat "$dir/secrets-used.txt" 2>/dev/null; printf '%s\n' 4242424242424242 \
 	4000000000000002 4000000000009995)
+check "no API key, webhook secret or test card number is in a log" [ "$leaks" = 0 ]
 if grep -lE 'pin=[0-9]|card_number=|card_cvc=' "${logs[@]}" 2>/dev/null; then
-	echo "integration: form data with a PIN or card is in the log above" >&2
-	leaks=1
+	not_ok "no form data with a PIN or card is in a log (the log above holds some)"
+else
+	ok "no form data with a PIN or card is in a log"
 fi
-echo "secrets noted: $(wc -l <"$dir/secrets-used.txt" 2>/dev/null || echo 0); found in logs: $leaks"
-[ $leaks = 0 ] || rc=1
+echo "secrets noted: $(wc -l <"$dir/secrets-used.txt" 2>/dev/null || echo 0)"
+finish || rc=1
 exit $rc

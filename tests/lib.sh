@@ -1,6 +1,8 @@
 # Shared by the script tests (sourced, not run): result counting, free ports, JSON fields.
 #   check "what" command...   runs command; counts and prints ok/FAIL with the description
 #   finish                    prints "N passed, N failed" (dev/test adds these up); status
+#   bail "what"               counts what as failed, prints the totals, exits 1 (a test that
+#                             cannot go on)
 #   free_port                 a loopback TCP port nothing listens on (below the ephemeral range)
 #   json FIELD                a top-level field of the JSON object on stdin ("" when absent)
 
@@ -16,6 +18,11 @@ check() {
 finish() {
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ]
+}
+bail() {
+	not_ok "$*"
+	finish || true
+	exit 1
 }
 
 free_port() {

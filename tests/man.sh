@@ -1,34 +1,31 @@
 #!/usr/bin/env bash
-# Lints every man page with mandoc at warning level: any message is a failure.
+# Lints every man page with mandoc at warning level: any message is a failure. One result per
+# page, then "N passed, N failed" (tests/lib.sh).
 set -euo pipefail
 
-mandir="${top_srcdir:-.}/man"
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+mandir="$srcdir/man"
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
 
-if ! command -v mandoc >/dev/null 2>&1; then
-	echo "man.sh: mandoc not found: apt-get install mandoc" >&2
-	exit 1
-fi
+command -v mandoc >/dev/null 2>&1 || bail "man.sh: mandoc not found: apt-get install mandoc"
 
 shopt -s nullglob
 pages=("$mandir"/*.[1-9])
 shopt -u nullglob
-if [ "${#pages[@]}" -eq 0 ]; then
-	echo "man.sh: no man pages in $mandir" >&2
-	exit 1
-fi
+[ "${#pages[@]}" -gt 0 ] || bail "man.sh: no man pages in $mandir"
 
-failed=0
+# lint_clean PAGE: mandoc says nothing about it and exits 0; otherwise shows what it said.
+lint_clean() {
+	local out status=0
+	out=$(mandoc -Tlint -W warning "$1" 2>&1) || status=$?
+	[ "$status" -eq 0 ] && [ -z "$out" ] && return 0
+	echo "man.sh: $1 is not lint-clean (mandoc exit $status):" >&2
+	[ -z "$out" ] || printf '%s\n' "$out" >&2
+	return 1
+}
+
 for page in "${pages[@]}"; do
-	status=0
-	out=$(mandoc -Tlint -W warning "$page" 2>&1) || status=$?
-	if [ "$status" -ne 0 ] || [ -n "$out" ]; then
-		echo "man.sh: $page is not lint-clean (mandoc exit $status):" >&2
-		[ -n "$out" ] && printf '%s\n' "$out" >&2
-		failed=1
-	fi
+	check "${page##*/} is lint-clean" lint_clean "$page"
 done
-
-if [ "$failed" -ne 0 ]; then
-	exit 1
-fi
-echo "man pages lint-clean"
+finish

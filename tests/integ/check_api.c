@@ -1,4 +1,7 @@
-/* Integration tests of the create-session API against the real stack (tests/integration.sh). */
+/*
+ * Integration tests of the create-session API against the real stack (tests/integration.sh).
+ * Worker, database and pool outages: check_outage.c.
+ */
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,35 +17,7 @@
 #include "fixture.h"
 #include "http.h"
 
-#define CREATE "/api/v1/payment/create-session"
-#define JSON_CT "Content-Type: application/json"
 #define DENY "Invalid or missing API key."
-#define GOOD_BODY "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\",\"price\":12.50}," \
-    "{\"id\":\"sku-2\",\"name\":\"Cup\",\"price\":3}],\"user_id\":\"order-42\"," \
-    "\"email\":\"buyer@example.com\",\"redirect_success_url\":\"https://shop.example/ok\"}"
-
-static int
-create(const char *auth, const char *body, const char *extra, struct http_resp *r)
-{
-	const char *h[4] = { JSON_CT, auth, extra, NULL };
-
-	return http_do("POST", CREATE, h, body, -1, r);
-}
-
-/* A 400/4xx reply (marketpay-api(7), ERRORS): success false and a message naming the rule. */
-static void
-assert_fail(const struct http_resp *r, long status, const char *needle)
-{
-	struct json_object *v;
-
-	ck_assert_int_eq(r->status, status);
-	ck_assert_ptr_nonnull(r->json);
-	ck_assert(json_object_object_get_ex(r->json, "success", &v));
-	ck_assert(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
-	ck_assert_msg(http_json_str(r, "message") != NULL &&
-	    strstr(http_json_str(r, "message"), needle) != NULL,
-	    "message '%s' lacks '%s'", http_json_str(r, "message"), needle);
-}
 
 START_TEST(test_create_ok)
 {
@@ -51,7 +26,7 @@ START_TEST(test_create_ok)
 	const char *id;
 	struct json_object *v;
 
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert(json_object_object_get_ex(r.json, "status_code", &v));
 	ck_assert_int_eq(json_object_get_int(v), 10);
@@ -89,7 +64,7 @@ START_TEST(test_create_unicode_limits)
 		strcat(name, i % 2 ? "\xc3\xa9" : "a");
 	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"%s\",\"name\":\"%s\",\"price\":0.01}],"
 	    "\"user_id\":\"%s\"}", id, name, id);
-	ck_assert_int_eq(create(fx.auth_a, body, NULL, &r), 0);
+	ck_assert_int_eq(create(fx.auth_a, body, -1, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_str_eq(db_value("SELECT char_length(item_id) || ' ' || char_length(name) ||"
 	    " ' ' || price FROM session_items WHERE session_id = $1",
@@ -172,13 +147,13 @@ START_TEST(test_create_invalid)
 {
 	const struct bad *b = &bad_bodies[_i];
 	struct http_resp r;
-	char before[128];
+	char before[FOOTPRINT_LEN];
 
-	snprintf(before, sizeof(before), "%s", db_footprint());
-	ck_assert_int_eq(create(fx.auth_a, b->body, NULL, &r), 0);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	ck_assert_int_eq(create(fx.auth_a, b->body, -1, NULL, &r), 0);
 	assert_fail(&r, 400, b->needle);
 	/* Nothing stored: sessions, items and idempotency records are as before. */
-	ck_assert_str_eq(db_footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	http_free(&r);
 }
 END_TEST
@@ -189,10 +164,10 @@ START_TEST(test_transport_errors)
 	const char *no_ct[] = { fx.auth_a, "Content-Type:", NULL };
 	const char *auth_only[] = { fx.auth_a, NULL };
 	struct http_resp r;
-	char before[128], buf[64], *big;
+	char before[FOOTPRINT_LEN], buf[64], *big;
 	size_t n = 300 * 1024;
 
-	snprintf(before, sizeof(before), "%s", db_footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	ck_assert_int_eq(http_do("POST", CREATE, text_ct, GOOD_BODY, -1, &r), 0);
 	assert_fail(&r, 415, "Content-Type must be application/json");
 	http_free(&r);
@@ -203,7 +178,7 @@ START_TEST(test_transport_errors)
 	memset(big, ' ', n);
 	big[n] = '\0';
 	memcpy(big, GOOD_BODY, strlen(GOOD_BODY));
-	ck_assert_int_eq(create(fx.auth_a, big, NULL, &r), 0);
+	ck_assert_int_eq(create(fx.auth_a, big, -1, NULL, &r), 0);
 	assert_fail(&r, 413, "at most 262144 bytes");
 	http_free(&r);
 	free(big);
@@ -217,7 +192,7 @@ START_TEST(test_transport_errors)
 	ck_assert_int_eq(http_do("DELETE", "/api/v1/payment/sessions/x", auth_only, NULL, 0, &r), 0);
 	assert_fail(&r, 405, "GET");
 	http_free(&r);
-	ck_assert_str_eq(db_footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
@@ -248,11 +223,11 @@ START_TEST(test_auth_denied)
 	const char *auth = bad_auth(_i);
 	struct http_resp r;
 	struct json_object *v;
-	char before[128];
+	char before[FOOTPRINT_LEN];
 
-	snprintf(before, sizeof(before), "%s", db_footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	/* An invalid body too: auth comes first, so the answer is still 401. */
-	ck_assert_int_eq(create(auth, "{\"items\":[]}", NULL, &r), 0);
+	ck_assert_int_eq(create(auth, "{\"items\":[]}", -1, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 401);
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	ck_assert(!json_object_object_get_ex(r.json, "success", &v));
@@ -261,7 +236,7 @@ START_TEST(test_auth_denied)
 	    "000000000000", (const char *[]){ auth, NULL }, NULL, 0, &r), 0);
 	ck_assert_int_eq(r.status, 401);
 	http_free(&r);
-	ck_assert_str_eq(db_footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
@@ -271,7 +246,7 @@ START_TEST(test_auth_scheme_case)
 	char auth[256];
 
 	snprintf(auth, sizeof(auth), "Authorization: api-key %s", fx.key_a);
-	ck_assert_int_eq(create(auth, GOOD_BODY, NULL, &r), 0);
+	ck_assert_int_eq(create(auth, GOOD_BODY, -1, NULL, &r), 0);
 	ck_assert_int_eq(r.status, 200);
 	http_free(&r);
 }
@@ -284,7 +259,7 @@ START_TEST(test_get_session)
 	char path[256];
 	const char *a[] = { fx.auth_a, NULL }, *b[] = { fx.auth_b, NULL };
 
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &c), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &c), 0);
 	ck_assert_int_eq(c.status, 200);
 	snprintf(path, sizeof(path), "/api/v1/payment/sessions/%s", http_json_str(&c, "session_id"));
 	ck_assert_int_eq(http_do("GET", path, a, NULL, 0, &r), 0);
@@ -324,12 +299,12 @@ END_TEST
 START_TEST(test_idempotency)
 {
 	struct http_resp r1, r2, r3;
-	char buf[64], before[128], key[300];
+	char buf[64], before[FOOTPRINT_LEN], key[300];
 
 	snprintf(before, sizeof(before), "%s", db_value("SELECT count(*) FROM payment_sessions",
 	    NULL));
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: order-42-try", &r1), 0);
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: order-42-try", &r2), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: order-42-try", &r1), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: order-42-try", &r2), 0);
 	ck_assert_int_eq(r1.status, 200);
 	ck_assert_int_eq(r2.status, 200);
 	ck_assert_str_eq(r1.body, r2.body);
@@ -339,17 +314,17 @@ START_TEST(test_idempotency)
 	    atoi(before) + 1);
 	/* The same key with another body is refused; another merchant has its own keys. */
 	ck_assert_int_eq(create(fx.auth_a, "{\"items\":[{\"id\":\"x\",\"name\":\"y\",\"price\":1}]}",
-	    "Idempotency-Key: order-42-try", &r3), 0);
+	    -1, "Idempotency-Key: order-42-try", &r3), 0);
 	assert_fail(&r3, 422, "Idempotency-Key");
 	http_free(&r3);
-	ck_assert_int_eq(create(fx.auth_b, GOOD_BODY, "Idempotency-Key: order-42-try", &r3), 0);
+	ck_assert_int_eq(create(fx.auth_b, GOOD_BODY, -1, "Idempotency-Key: order-42-try", &r3), 0);
 	ck_assert_int_eq(r3.status, 200);
 	ck_assert_str_ne(http_json_str(&r3, "session_id"), http_json_str(&r1, "session_id"));
 	http_free(&r3);
 	memset(key, 'k', sizeof(key));
 	memcpy(key, "Idempotency-Key: ", 17);
 	key[17 + 256] = '\0';
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, key, &r3), 0);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, key, &r3), 0);
 	assert_fail(&r3, 400, "Idempotency-Key must be 1 to 255");
 	http_free(&r3);
 	/* Records past idempotency_ttl are purged; the fresh one stays. */
@@ -368,24 +343,15 @@ END_TEST
 
 START_TEST(test_idempotency_in_flight)
 {
-	PGconn *c = PQconnectdb("");
-	const char *p[1] = { fx.merchant_a };
-	struct http_resp r;
-	PGresult *res;
-
 	/* Hold the lock a first request with this key would hold, as if it were still running. */
-	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-	PQclear(PQexec(c, "BEGIN"));
-	res = PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' ||"
-	    " 'busy-key', 7201))", 1, NULL, p, NULL, NULL, 0);
-	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
-	PQclear(res);
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: busy-key", &r), 0);
+	PGconn *c = hold_idempotency_lock(fx.merchant_a, "busy-key");
+	struct http_resp r;
+
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: busy-key", &r), 0);
 	assert_fail(&r, 409, "still in progress");
 	http_free(&r);
-	PQclear(PQexec(c, "COMMIT"));
-	PQfinish(c);
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, "Idempotency-Key: busy-key", &r), 0);
+	db_release(c);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: busy-key", &r), 0);
 	ck_assert_int_eq(r.status, 200);
 	http_free(&r);
 }
@@ -462,7 +428,7 @@ START_TEST(test_json_headers)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (cases[i].headers == NULL)
-			ck_assert_int_eq(create(fx.auth_a, cases[i].body, cases[i].extra, &r), 0);
+			ck_assert_int_eq(create(fx.auth_a, cases[i].body, -1, cases[i].extra, &r), 0);
 		else
 			ck_assert_int_eq(http_do(cases[i].method, cases[i].path, cases[i].headers,
 			    cases[i].body, -1, &r), 0);
@@ -494,127 +460,12 @@ START_TEST(test_health)
 }
 END_TEST
 
-START_TEST(test_database_outage)
+int
+main(void)
 {
-	struct http_resp r;
-	int i, ok = 0;
+	TCase *t;
+	Suite *s = suite_one("api", "create-session", 60, &t);
 
-	/* The database goes away: 503 with the usual body, and the workers stay up. */
-	ck_assert_int_eq(sh("\"$MP_STACK\" pg-stop \"$MARKETPAY_STACK_DIR\""), 0);
-	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
-	assert_fail(&r, 503, "temporarily unavailable");
-	http_free(&r);
-	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
-	ck_assert_int_eq(r.status, 503);
-	http_free(&r);
-	/* It comes back: the same workers reconnect on their own within their back-off. */
-	ck_assert_int_eq(sh("\"$MP_STACK\" pg-start \"$MARKETPAY_STACK_DIR\""), 0);
-	for (i = 0; i < 100 && !ok; i++) {
-		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
-		ok = r.status == 200;
-		ck_assert(r.status == 200 || r.status == 503);
-		http_free(&r);
-		if (!ok)
-			usleep(100000);
-	}
-	ck_assert_msg(ok, "the pool did not recover after the database came back");
-}
-END_TEST
-
-/* The pool's worker pids, newest last, as one comparable string. */
-static const char *
-worker_pids(void)
-{
-	static char out[512];
-	/* The workers' command lines start with the program; multiwatch's names it later. */
-	FILE *p = popen("pgrep -f \"^[^ ]*marketpay-fcgi -c $MARKETPAY_STACK_DIR/worker.conf\""
-	    " | sort -n | tr '\\n' ' '", "r");
-	size_t n = p ? fread(out, 1, sizeof(out) - 1, p) : 0;
-
-	out[n] = '\0';
-	if (p != NULL)
-		pclose(p);
-	return out;
-}
-
-START_TEST(test_worker_killed)
-{
-	char before[512], after[512], victim[32];
-	struct http_resp r;
-	int i, count_before = 0, count_after = 0;
-
-	snprintf(before, sizeof(before), "%s", worker_pids());
-	for (i = 0; before[i] != '\0'; i++)
-		count_before += before[i] == ' ';
-	ck_assert_int_ge(count_before, 2);
-	sscanf(before, "%31s", victim);
-	/* A worker dies hard: multiwatch starts another, and the pool keeps serving. */
-	ck_assert_int_eq(sh("kill -KILL %s", victim), 0);
-	for (i = 0; i < 50 && count_after != count_before; i++) {
-		usleep(100000);
-		snprintf(after, sizeof(after), "%s", worker_pids());
-		count_after = 0;
-		for (size_t j = 0; after[j] != '\0'; j++)
-			count_after += after[j] == ' ';
-	}
-	ck_assert_int_eq(count_after, count_before);
-	ck_assert_msg(strstr(after, victim) == NULL || strstr(after, victim)[strlen(victim)] != ' ',
-	    "worker %s still there: %s", victim, after);
-	for (i = 0; i < 20; i++) {
-		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, NULL, &r), 0);
-		ck_assert_int_eq(r.status, 200);
-		http_free(&r);
-	}
-}
-END_TEST
-
-START_TEST(test_graceful_stop)
-{
-	PGconn *c = PQconnectdb("");
-	const char *p[1] = { fx.merchant_a };
-	struct http_resp r;
-	int fd[2], status = 0;
-	long got = 0;
-	pid_t child;
-
-	/*
-	 * A request is in hand (it waits on an Idempotency-Key lock we hold) when the pool gets
-	 * SIGTERM: the worker must finish it and answer, not drop it (nginx would say 502).
-	 */
-	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-	PQclear(PQexec(c, "BEGIN"));
-	PQclear(PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' ||"
-	    " 'stop-key', 7201))", 1, NULL, p, NULL, NULL, 0));
-	ck_assert_int_eq(pipe(fd), 0);
-	if ((child = fork()) == 0) {
-		long st = create(fx.auth_a, GOOD_BODY, "Idempotency-Key: stop-key", &r) == 0 ?
-		    r.status : -1;
-
-		_exit(write(fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
-	}
-	usleep(100000);
-	ck_assert_int_eq(sh("kill -TERM \"$(cat \"$MARKETPAY_STACK_DIR/pool.pid\")\""), 0);
-	ck_assert_int_eq(read(fd[0], &got, sizeof(got)), (ssize_t)sizeof(got));
-	waitpid(child, &status, 0);
-	PQclear(PQexec(c, "COMMIT"));
-	PQfinish(c);
-	ck_assert_int_eq(got, 409);
-	/* And then the pool is gone: nginx has no worker to pass new requests to. */
-	usleep(300000);
-	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
-	ck_assert_int_eq(r.status, 502);
-	http_free(&r);
-}
-END_TEST
-
-static Suite *
-api_suite(void)
-{
-	Suite *s = suite_create("api");
-	TCase *t = tcase_create("create-session");
-	TCase *last = tcase_create("outage");
-
-	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_health);
 	tcase_add_test(t, test_json_headers);
 	tcase_add_test(t, test_create_ok);
@@ -627,23 +478,5 @@ api_suite(void)
 	tcase_add_test(t, test_idempotency);
 	tcase_add_test(t, test_idempotency_in_flight);
 	tcase_add_test(t, test_concurrent_creates);
-	suite_add_tcase(s, t);
-	tcase_set_timeout(last, 60);
-	tcase_add_test(last, test_worker_killed);
-	tcase_add_test(last, test_database_outage);
-	tcase_add_test(last, test_graceful_stop);
-	suite_add_tcase(s, last);
-	return s;
-}
-
-int
-main(void)
-{
-	int rc;
-
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	fixture_init();
-	rc = fixture_run(api_suite());
-	curl_global_cleanup();
-	return rc;
+	return fixture_main(s, NULL, NULL);
 }

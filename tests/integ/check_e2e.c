@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <check.h>
-#include <curl/curl.h>
 #include <json-c/json.h>
 
 #include "crypto.h"
@@ -27,20 +26,15 @@ setup_merchant(void)
 	snprintf(secret, sizeof(secret), "%s", ctl("merchant webhook %s --url %s", merchant,
 	    getenv("MARKETPAY_WEBHOOK_RECEIVER")));
 	snprintf(customer, sizeof(customer), "%s", ctl("account create --kind customer"));
-	if (strncmp(secret, "whsec_", 6) != 0 || strlen(customer) != 12 ||
-	    ctl("account deposit %s 500", customer) == NULL ||
-	    sh("echo 4321 | \"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" account pin %s >/dev/null",
-	    customer) != 0) {
-		fprintf(stderr, "check_e2e: setup failed\n");
-		exit(1);
-	}
+	need(strncmp(secret, "whsec_", 6) == 0 && strlen(customer) == 12 &&
+	    ctl("account deposit %s 500", customer) != NULL &&
+	    sh("echo 4321 | " CTL "account pin %s >/dev/null", customer) == 0, "setup");
 }
-
 
 START_TEST(test_payment_to_webhook)
 {
-	const char *api[] = { "Content-Type: application/json", NULL, NULL };
-	const char *form[] = { "Content-Type: application/x-www-form-urlencoded", NULL };
+	const char *api[] = { JSON_CT, NULL, NULL };
+	const char *form[] = { FORM_CT, NULL };
 	char auth[200], sid[37], path[128], body[512], event[64];
 	struct json_object **reqs, *payload, *data, *v;
 	struct http_resp r;
@@ -48,7 +42,7 @@ START_TEST(test_payment_to_webhook)
 
 	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
 	api[1] = auth;
-	ck_assert_int_eq(http_do("POST", "/api/v1/payment/create-session", api,
+	ck_assert_int_eq(http_do("POST", CREATE, api,
 	    "{\"items\":[{\"id\":\"tea-1\",\"name\":\"Jasmine \\\"pearls\\\"\",\"price\":40.00},"
 	    "{\"id\":\"cup-2\",\"name\":\"Caf\xc3\xa9 cup\",\"price\":2.55}],\"user_id\":\"ord-9001\","
 	    "\"email\":\"kim@example.com\"}", -1, &r), 0);
@@ -104,24 +98,16 @@ START_TEST(test_payment_to_webhook)
 	receiver_free(reqs);
 	ck_assert_str_eq(db_value("SELECT status FROM webhook_events WHERE id = $1", event),
 	    "delivered");
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" ledger verify >/dev/null"), 0);
+	assert_ledger_ok();
 }
 END_TEST
 
 int
 main(void)
 {
-	Suite *s = suite_create("e2e");
-	TCase *t = tcase_create("payment to webhook");
-	int rc;
+	TCase *t;
+	Suite *s = suite_one("e2e", "payment to webhook", 60, &t);
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	fixture_init();
-	setup_merchant();
-	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_payment_to_webhook);
-	suite_add_tcase(s, t);
-	rc = fixture_run(s);
-	curl_global_cleanup();
-	return rc;
+	return fixture_main(s, setup_merchant, NULL);
 }

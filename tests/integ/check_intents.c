@@ -9,41 +9,16 @@
 #include <string.h>
 
 #include <check.h>
-#include <curl/curl.h>
 #include <libpq-fe.h>
 
 #include "fixture.h"
 #include "http.h"
 
-#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
 #define CTL_PROD "\"$MARKETPAYCTL\" -c \"$MARKETPAY_STACK_DIR/prod.conf\" "
 
 /* Set up once before the cases (they run forked and inherit it). */
 static char customer[16], vendor[16], merchant_acct[16], system_id[32], customer_id[32];
 static char merchant_acct_id[32], session[40];
-
-static void
-need(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "check_intents: %s failed\n", what);
-		exit(1);
-	}
-}
-
-/* Everything money or events could touch, as one comparable string. */
-static const char *
-footprint(void)
-{
-	return db_value("SELECT (SELECT count(*) FROM ledger_transactions) || '/' ||"
-	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM ledger_entries) || '/' ||"
-	    " (SELECT md5(string_agg(id || ':' || balance || ':' || version || ':' || status,"
-	    " ',' ORDER BY id)) FROM accounts) || '/' || (SELECT md5(string_agg(id || ':' ||"
-	    " status || ':' || coalesce(transaction_id, 0), ',' ORDER BY id)) FROM payment_sessions)"
-	    " || '/' || (SELECT count(*) FROM webhook_events) || '/' ||"
-	    " (SELECT count(*) FROM transfers) || '/' || (SELECT environment FROM mp_settings)",
-	    NULL);
-}
 
 /* Runs sql as mp_worker; its SQLSTATE into state[6] ("00000": it ran). */
 static const char *
@@ -126,19 +101,19 @@ expand(const char *in, char *out, size_t n)
 
 START_TEST(test_worker_cannot)
 {
-	char before[256], sql[2048], state[6];
+	char before[FOOTPRINT_LEN], sql[2048], state[6];
 
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	ck_assert_str_eq(as_worker(expand(attacks[_i], sql, sizeof(sql)), state), "42501");
-	ck_assert_str_eq(footprint(), before);
-	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
+	assert_ledger_ok();
 }
 END_TEST
 
 /* The positive control: the same login works, reads, and the API serves with it. */
 START_TEST(test_worker_can)
 {
-	const char *h[] = { "Content-Type: application/json", fx.auth_a, NULL };
+	const char *h[] = { JSON_CT, fx.auth_a, NULL };
 	char state[6];
 	struct http_resp r;
 
@@ -146,7 +121,7 @@ START_TEST(test_worker_can)
 	    "00000");
 	ck_assert_str_eq(as_worker("SELECT id, name, currency FROM merchants", state), "00000");
 	ck_assert_str_eq(as_worker("SELECT mp_environment()", state), "00000");
-	ck_assert_int_eq(http_do("POST", "/api/v1/payment/create-session", h,
+	ck_assert_int_eq(http_do("POST", CREATE, h,
 	    "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\",\"price\":1.00}]}", -1, &r), 0);
 	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
 	http_free(&r);
@@ -160,7 +135,7 @@ END_TEST
  */
 START_TEST(test_intents_check_themselves)
 {
-	char before[256], sql[512], state[6];
+	char before[FOOTPRINT_LEN], sql[512], state[6];
 	const char *fail0;
 
 	ck_assert_str_eq(db_value("SELECT string_agg(p.proname, ',' ORDER BY p.proname)"
@@ -168,7 +143,7 @@ START_TEST(test_intents_check_themselves)
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
 	    NULL), "mp_cancel_session,mp_pay_test_card,mp_pay_wallet,mp_purge_idempotency,"
 	    "mp_transfer_send");
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
 	ck_assert_ptr_nonnull(fail0);
 	ck_assert_str_eq(fail0, "0");
@@ -182,16 +157,16 @@ START_TEST(test_intents_check_themselves)
 	    " ARRAY[100]::bigint[], 'UTC') WHERE outcome IN ('wrong_pin', 'not_enabled')",
 	    fx.merchant_a, 0, 0, vendor);
 	ck_assert_str_eq(as_worker(sql, state), "00000");
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
 /* A test card pays only when the database serves the sandbox (mp_settings). */
 START_TEST(test_test_card_needs_sandbox_database)
 {
-	char before[256], sql[512], state[6];
+	char before[FOOTPRINT_LEN], sql[512], state[6];
 
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'production'"
 	    " RETURNING 1", NULL));
 	snprintf(sql, sizeof(sql), "SELECT * FROM mp_pay_test_card('%s', 'visa', '4242', NULL)",
@@ -199,12 +174,12 @@ START_TEST(test_test_card_needs_sandbox_database)
 	ck_assert_str_eq(as_worker(sql, state), "MP021");
 	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
 	    " RETURNING 1", NULL));
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	/* The positive control: in the sandbox the same call pays. */
 	ck_assert_str_eq(as_worker(sql, state), "00000");
 	ck_assert_str_eq(db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid",
 	    session), "paid");
-	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+	assert_ledger_ok();
 }
 END_TEST
 
@@ -217,9 +192,9 @@ START_TEST(test_other_environment_refused)
 {
 	const char *h[] = { NULL };
 	struct http_resp r;
-	char before[256];
+	char before[FOOTPRINT_LEN];
 
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	ck_assert_int_eq(sh("cd \"$MARKETPAY_STACK_DIR\" && sed 's/^environment = .*/environment"
 	    " = production/' marketpay.conf > prod.conf && sed 's/^environment = .*/environment ="
 	    " production/' webhookd.conf > prod-webhookd.conf"), 0);
@@ -247,7 +222,7 @@ START_TEST(test_other_environment_refused)
 	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(db_value("SELECT environment FROM mp_settings", NULL), "sandbox");
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
@@ -269,7 +244,7 @@ END_TEST
 static void
 setup(void)
 {
-	const char *h[] = { "Content-Type: application/json", fx.auth_a, NULL }, *s;
+	const char *h[] = { JSON_CT, fx.auth_a, NULL }, *s;
 	struct http_resp r;
 	char args[96];
 
@@ -294,7 +269,7 @@ setup(void)
 	need((s = db_value("SELECT id FROM accounts WHERE account_number = $1", merchant_acct)) !=
 	    NULL, "merchant account id");
 	snprintf(merchant_acct_id, sizeof(merchant_acct_id), "%s", s);
-	need(http_do("POST", "/api/v1/payment/create-session", h,
+	need(http_do("POST", CREATE, h,
 	    "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\",\"price\":1.00}]}", -1, &r) == 0 &&
 	    r.status == 200 && http_json_str(&r, "session_id") != NULL, "create-session");
 	snprintf(session, sizeof(session), "%s", http_json_str(&r, "session_id"));
@@ -304,22 +279,14 @@ setup(void)
 int
 main(void)
 {
-	Suite *s = suite_create("intents");
-	TCase *t = tcase_create("a compromised worker");
-	int rc;
+	TCase *t;
+	Suite *s = suite_one("intents", "a compromised worker", 60, &t);
 
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	fixture_init();
-	setup();
-	tcase_set_timeout(t, 60);
 	tcase_add_loop_test(t, test_worker_cannot, 0, NATTACKS);
 	tcase_add_test(t, test_worker_can);
 	tcase_add_test(t, test_intents_check_themselves);
 	tcase_add_test(t, test_test_card_needs_sandbox_database);
 	tcase_add_test(t, test_other_environment_refused);
 	tcase_add_test(t, test_account_numbers_unpredictable);
-	suite_add_tcase(s, t);
-	rc = fixture_run(s);
-	curl_global_cleanup();
-	return rc;
+	return fixture_main(s, setup, NULL);
 }

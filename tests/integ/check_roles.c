@@ -10,7 +10,6 @@
 
 #include "fixture.h"
 
-#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
 #define OUT "\"$MARKETPAY_STACK_DIR/roles.out\""
 
 /* Runs sql as the login role user: its SQLSTATE ("00000": it ran; "LOGIN": no login). */
@@ -114,10 +113,9 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("roles");
-	TCase *t = tcase_create("db roles");
+	TCase *t;
+	Suite *s = suite_one("roles", "db roles", 60, &t);
 
-	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_lists_the_stack_roles);
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
 	tcase_add_test(t, test_worker_role_may_purge);
@@ -126,6 +124,5 @@ main(void)
 	tcase_add_loop_test(t, test_bad_role_names_refused, 0,
 	    sizeof(bad_names) / sizeof(bad_names[0]));
 	tcase_add_test(t, test_usage_errors);
-	suite_add_tcase(s, t);
-	return fixture_run(s);
+	return run_suite(s);
 }

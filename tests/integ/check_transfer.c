@@ -17,108 +17,17 @@
 #include <openssl/rsa.h>
 
 #include "fixture.h"
-#include "../load/seal.h"
 #include "http.h"
+#include "transfers.h"
 
-#define SEND "/api/v1/payment/send-money-MultiVendor"
-#define PUBKEY "/api/v1/payment/pin-public-key"
-#define JSON_CT "Content-Type: application/json"
 #define DENY "Authentication credentials were not provided or are invalid."
-#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
 #define NVENDORS 16
 
-struct merchant {
-	char id[32], auth[200], acct[16];   /* acct: its settlement account (ME...) */
-};
-
 /* Set up once in the parent before the cases run (they run forked and inherit it). */
-static EVP_PKEY *service_key;   /* the PIN key the service publishes */
 static struct merchant shop;    /* settlement on, PIN 1234, well funded */
 static char shop_revoked[200], shop_live[200];  /* Authorization lines of dead keys */
 static char vendor[NVENDORS][16];
 static char frozen[16], closed[16], usd[16], customer[16], other_me[16];
-
-static void
-need(bool ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "check_transfer: %s failed\n", what);
-		exit(1);
-	}
-}
-
-/* A transfer PIN "1234" (every merchant's here) as merchants send it, sealed afresh. */
-static const char *
-fresh_pin(void)
-{
-	static char out[1024];
-
-	need(seal_pin(service_key, "1234", out, sizeof(out)) == 0, "encrypting a PIN");
-	return out;
-}
-
-/* A new account ("--kind vendor", ...): its number into out[16]. */
-static void
-new_account(char out[16], const char *args)
-{
-	const char *a = ctl("account create %s", args);
-
-	need(a != NULL && strlen(a) == 12, args);
-	snprintf(out, 16, "%s", a);
-}
-
-/* A merchant with a key, the given PIN, settlement on or off, its account holding deposit. */
-static void
-new_merchant(struct merchant *m, const char *pin, const char *deposit, bool settle)
-{
-	char args[64];
-	const char *s;
-
-	need((s = ctl("merchant create --name 'Market %d'", (int)getpid())) != NULL, "merchant create");
-	snprintf(m->id, sizeof(m->id), "%s", s);
-	need((s = ctl("key create %s", m->id)) != NULL, "key create");
-	snprintf(m->auth, sizeof(m->auth), "Authorization: API-KEY %s", s);
-	need(sh("printf %%s '%s' | " CTL "merchant pin %s >/dev/null", pin, m->id) == 0,
-	    "merchant pin");
-	need(sh(CTL "merchant settlement %s %s >/dev/null", m->id, settle ? "on" : "off") == 0,
-	    "merchant settlement");
-	snprintf(args, sizeof(args), "--kind merchant --merchant %s", m->id);
-	new_account(m->acct, args);
-	need(strncmp(m->acct, "ME", 2) == 0, "merchant account number");
-	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
-}
-
-static long long
-balance(const char *acct)
-{
-	const char *v = db_value("SELECT balance FROM accounts WHERE account_number = $1", acct);
-
-	ck_assert_ptr_nonnull(v);
-	return atoll(v);
-}
-
-static const char *
-pin_failures(const struct merchant *m)
-{
-	return db_value("SELECT pin_failures FROM merchants WHERE id = $1::bigint", m->id);
-}
-
-/* Everything a transfer could touch, as one comparable string. */
-static const char *
-footprint(void)
-{
-	return db_value("SELECT (SELECT count(*) FROM ledger_transactions) || '/' ||"
-	    " (SELECT count(*) FROM ledger_entries) || '/' || (SELECT count(*) FROM transfers)"
-	    " || '/' || (SELECT count(*) FROM idempotency_keys) || '/' || (SELECT md5(string_agg("
-	    "id || ':' || balance || ':' || version || ':' || status, ',' ORDER BY id)) FROM accounts)",
-	    NULL);
-}
-
-static void
-assert_ledger_ok(void)
-{
-	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
-}
 
 /* The body of a transfer of amounts[i] (JSON number text) to accts[i]. */
 static const char *
@@ -134,28 +43,6 @@ body_of(const char *pin, int n, char accts[][16], const char *const *amounts)
 		    "%s{\"account_number\":\"%s\",\"amount\":%s}", i ? "," : "", accts[i], amounts[i]);
 	snprintf(b + len, sizeof(b) - len, "]}");
 	return b;
-}
-
-static void
-send_as(const char *auth, const char *body, const char *extra, struct http_resp *r)
-{
-	const char *h[] = { JSON_CT, auth, extra, NULL };
-
-	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
-}
-
-/* A 4xx reply (marketpay-api(7), ERRORS): success false and a message holding needle. */
-static void
-assert_fail(const struct http_resp *r, long status, const char *needle)
-{
-	struct json_object *v;
-	const char *msg = http_json_str(r, "message");
-
-	ck_assert_msg(r->status == status, "status %ld, not %ld: %s", r->status, status, r->body);
-	ck_assert(json_object_object_get_ex(r->json, "success", &v));
-	ck_assert(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
-	ck_assert_msg(msg != NULL && strstr(msg, needle) != NULL, "message '%s' lacks '%s'", msg,
-	    needle);
 }
 
 /*
@@ -253,7 +140,7 @@ START_TEST(test_transfer_ok)
 	static const char *const amounts[] = { "12", "0.5", "23.50" };
 	static const char *const shown[] = { "12.00", "0.50", "23.50" };
 	static const long long minor[] = { 1200, 50, 2350 };
-	long long before[3], shop_before = balance(shop.acct);
+	long long before[3], shop_before = balance_of(shop.acct);
 	int txs = atoi(db_value("SELECT count(*) FROM ledger_transactions", NULL)), i;
 	struct http_resp r;
 
@@ -261,13 +148,13 @@ START_TEST(test_transfer_ok)
 	strcpy(to[1], vendor[0]);
 	strcpy(to[2], vendor[1]);
 	for (i = 0; i < 3; i++)
-		before[i] = balance(to[i]);
-	send_as(shop.auth, body_of(fresh_pin(), 3, to, amounts), NULL, &r);
+		before[i] = balance_of(to[i]);
+	send_as(shop.auth, body_of(pin_ok(), 3, to, amounts), NULL, &r);
 	assert_success(&r, 3, shown, "36.00", ids);
 	http_free(&r);
-	ck_assert_int_eq(balance(shop.acct), shop_before - 3600);
+	ck_assert_int_eq(balance_of(shop.acct), shop_before - 3600);
 	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(balance(to[i]), before[i] + minor[i]);
+		ck_assert_int_eq(balance_of(to[i]), before[i] + minor[i]);
 		snprintf(row, sizeof(row), "%s %lld %d %s", to[i], minor[i], i, shop.id);
 		ck_assert_str_eq(db_value("SELECT a.account_number || ' ' || t.amount || ' ' ||"
 		    " t.position || ' ' || t.merchant_id FROM transfers t JOIN accounts a ON"
@@ -291,21 +178,21 @@ START_TEST(test_sixteen_vendors)
 {
 	const char *amounts[NVENDORS], *shown[NVENDORS];
 	char ids[NVENDORS][40];
-	long long before[NVENDORS], shop_before = balance(shop.acct);
+	long long before[NVENDORS], shop_before = balance_of(shop.acct);
 	struct http_resp r;
 	int i;
 
 	for (i = 0; i < NVENDORS; i++) {
 		amounts[i] = i % 2 ? "0.01" : "1";
 		shown[i] = i % 2 ? "0.01" : "1.00";
-		before[i] = balance(vendor[i]);
+		before[i] = balance_of(vendor[i]);
 	}
-	send_as(shop.auth, body_of(fresh_pin(), NVENDORS, vendor, amounts), NULL, &r);
+	send_as(shop.auth, body_of(pin_ok(), NVENDORS, vendor, amounts), NULL, &r);
 	assert_success(&r, NVENDORS, shown, "8.08", ids);
 	http_free(&r);
 	for (i = 0; i < NVENDORS; i++)
-		ck_assert_int_eq(balance(vendor[i]), before[i] + (i % 2 ? 1 : 100));
-	ck_assert_int_eq(balance(shop.acct), shop_before - 808);
+		ck_assert_int_eq(balance_of(vendor[i]), before[i] + (i % 2 ? 1 : 100));
+	ck_assert_int_eq(balance_of(shop.acct), shop_before - 808);
 	ck_assert_str_eq(db_value("SELECT count(*) FROM transfers WHERE ledger_transaction_id ="
 	    " (SELECT ledger_transaction_id FROM transfers WHERE id = $1)", ids[0]), "16");
 }
@@ -403,7 +290,7 @@ expand(const char *t)
 
 	while (*t != '\0' && n < sizeof(out) - 1024) {
 		if (strncmp(t, "{pin}", 5) == 0) {
-			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", fresh_pin());
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", pin_ok());
 			t += 5;
 		} else if (strncmp(t, "{v0}", 4) == 0 || strncmp(t, "{v1}", 4) == 0) {
 			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s", vendor[t[2] - '0']);
@@ -423,14 +310,14 @@ expand(const char *t)
 START_TEST(test_invalid)
 {
 	struct http_resp r;
-	char before[128];
+	char before[FOOTPRINT_LEN];
 
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	send_as(shop.auth, expand(bad_bodies[_i].body), NULL, &r);
 	assert_fail(&r, 400, bad_bodies[_i].needle);
 	http_free(&r);
 	/* Nothing moved or stored, and no PIN attempt was counted against the merchant. */
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	ck_assert_str_eq(pin_failures(&shop), "0");
 }
 END_TEST
@@ -451,42 +338,42 @@ static const struct bad_vendor {
 
 START_TEST(test_vendor_refused)
 {
-	char to[2][16], before[128];
+	char to[2][16], before[FOOTPRINT_LEN];
 	struct http_resp r;
 
 	strcpy(to[0], vendor[0]);
 	strcpy(to[1], bad_vendors[_i].acct ? bad_vendors[_i].acct : shop.acct);
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(shop.auth, body_of(fresh_pin(), 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(shop.auth, body_of(pin_ok(), 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
 	assert_fail(&r, 400, bad_vendors[_i].needle);
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
 START_TEST(test_balance)
 {
 	struct merchant m;
-	char before[128], ids[2][40];
+	char before[FOOTPRINT_LEN], ids[2][40];
 	struct http_resp r;
 
 	new_merchant(&m, "1234", "100.00", true);
 	/* Each amount fits the balance, their total does not. */
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(m.auth, body_of(fresh_pin(), 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(m.auth, body_of(pin_ok(), 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	/* Exactly the balance goes through and leaves zero; then not a cent more. */
-	send_as(m.auth, body_of(fresh_pin(), 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
+	send_as(m.auth, body_of(pin_ok(), 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
 	assert_success(&r, 2, (const char *const[]){ "60.00", "40.00" }, "100.00", ids);
 	http_free(&r);
-	ck_assert_int_eq(balance(m.acct), 0);
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(m.auth, body_of(fresh_pin(), 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
+	ck_assert_int_eq(balance_of(m.acct), 0);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(m.auth, body_of(pin_ok(), 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	assert_ledger_ok();
 }
 END_TEST
@@ -494,17 +381,17 @@ END_TEST
 START_TEST(test_settlement_off)
 {
 	struct merchant m;
-	char before[128], ids[1][40];
+	char before[FOOTPRINT_LEN], ids[1][40];
 	const char *body;
 	struct http_resp r;
 
 	new_merchant(&m, "1234", "50.00", false);
-	body = body_of(fresh_pin(), 1, vendor, (const char *const[]){ "5" });
-	snprintf(before, sizeof(before), "%s", footprint());
+	body = body_of(pin_ok(), 1, vendor, (const char *const[]){ "5" });
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	send_as(m.auth, body, NULL, &r);
 	assert_fail(&r, 400, "marketplace settlement is not enabled for this merchant");
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	ck_assert_int_eq(sh(CTL "merchant settlement %s on >/dev/null", m.id), 0);
 	send_as(m.auth, body, NULL, &r);
 	assert_success(&r, 1, (const char *const[]){ "5.00" }, "5.00", ids);
@@ -513,7 +400,7 @@ START_TEST(test_settlement_off)
 	send_as(m.auth, body, NULL, &r);
 	assert_fail(&r, 400, "marketplace settlement is not enabled for this merchant");
 	http_free(&r);
-	ck_assert_int_eq(balance(m.acct), 4500);
+	ck_assert_int_eq(balance_of(m.acct), 4500);
 }
 END_TEST
 
@@ -544,11 +431,11 @@ START_TEST(test_auth_denied)
 {
 	struct http_resp r;
 	struct json_object *v;
-	char before[128];
+	char before[FOOTPRINT_LEN];
 
-	snprintf(before, sizeof(before), "%s", footprint());
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	/* A good body with the right PIN: only the key is wrong. */
-	send_as(bad_auth(_i), body_of(fresh_pin(), 1, vendor, (const char *const[]){ "1" }), NULL, &r);
+	send_as(bad_auth(_i), body_of(pin_ok(), 1, vendor, (const char *const[]){ "1" }), NULL, &r);
 	ck_assert_int_eq(r.status, 401);
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	ck_assert(!json_object_object_get_ex(r.json, "success", &v));
@@ -558,17 +445,15 @@ START_TEST(test_auth_denied)
 	ck_assert_int_eq(r.status, 401);
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
 static void
 setup(void)
 {
-	const char *h[2] = { NULL, NULL }, *s;
+	const char *s;
 	char conf[1024], key[160];
-	struct http_resp r;
-	BIO *b;
 	int i;
 
 	new_merchant(&shop, "1234", "1000000.00", true);
@@ -590,23 +475,15 @@ setup(void)
 	    frozen) != NULL, "freezing");
 	need(db_value("UPDATE accounts SET status = 'closed' WHERE account_number = $1 RETURNING 1",
 	    closed) != NULL, "closing");
-	h[0] = shop.auth;
-	need(http_do("GET", PUBKEY, h, NULL, 0, &r) == 0 && r.status == 200 &&
-	    http_json_str(&r, "public_key") != NULL, "GET " PUBKEY);
-	b = BIO_new_mem_buf(http_json_str(&r, "public_key"), -1);
-	service_key = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
-	BIO_free(b);
-	http_free(&r);
-	need(service_key != NULL, "reading the published PIN key");
+	service_key_load(shop.auth);
 }
 
-static Suite *
-transfer_suite(void)
+int
+main(void)
 {
-	Suite *s = suite_create("transfer");
-	TCase *t = tcase_create("send-money-MultiVendor");
+	TCase *t;
+	Suite *s = suite_one("transfer", "send-money-MultiVendor", 60, &t);
 
-	tcase_set_timeout(t, 60);
 	tcase_add_test(t, test_public_key);
 	tcase_add_test(t, test_transfer_ok);
 	tcase_add_test(t, test_sixteen_vendors);
@@ -616,20 +493,5 @@ transfer_suite(void)
 	tcase_add_test(t, test_balance);
 	tcase_add_test(t, test_settlement_off);
 	tcase_add_loop_test(t, test_auth_denied, 0, NBAD_AUTH);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int
-main(void)
-{
-	int rc;
-
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	fixture_init();
-	setup();
-	rc = fixture_run(transfer_suite());
-	EVP_PKEY_free(service_key);
-	curl_global_cleanup();
-	return rc;
+	return fixture_main(s, setup, service_key_free);
 }

@@ -20,38 +20,13 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
+#include "../load/seal.h"
 #include "fixture.h"
 #include "http.h"
-#include "../load/seal.h"
-
-#define SEND "/api/v1/payment/send-money-MultiVendor"
-#define JSON_CT "Content-Type: application/json"
-#define CTL "\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" "
-
-struct merchant {
-	char id[32], auth[200], acct[16];   /* acct: its settlement account (ME...) */
-};
+#include "transfers.h"
 
 /* Set up once in the parent before the cases run (they run forked and inherit it). */
-static EVP_PKEY *service_key;   /* the PIN key the service publishes */
 static char vendor[2][16];
-
-static void
-need(bool ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "check_transfer_race: %s failed\n", what);
-		exit(1);
-	}
-}
-
-/* What a merchant sends for pin, sealed afresh (a new time and nonce) into out. */
-static const char *
-sealed(const char *pin, char out[1024])
-{
-	need(seal_pin(service_key, pin, out, 1024) == 0, "encrypting a PIN");
-	return out;
-}
 
 /* plain (len bytes) under k with padding and md, base64, into out. */
 static const char *
@@ -60,76 +35,6 @@ sealed_raw(EVP_PKEY *k, const char *plain, size_t len, int padding, const EVP_MD
 {
 	need(seal_raw(k, plain, len, padding, md, out, 1024) == 0, "encrypting a PIN");
 	return out;
-}
-
-/* The right PIN, 1234, sealed afresh. */
-static const char *
-pin_ok(void)
-{
-	static char out[1024];
-
-	return sealed("1234", out);
-}
-
-/* A new account ("--kind vendor", ...): its number into out[16]. */
-static void
-new_account(char out[16], const char *args)
-{
-	const char *a = ctl("account create %s", args);
-
-	need(a != NULL && strlen(a) == 12, args);
-	snprintf(out, 16, "%s", a);
-}
-
-/* A merchant with a key, PIN 1234, settlement on, its account holding deposit. */
-static void
-new_merchant(struct merchant *m, const char *deposit)
-{
-	char args[64];
-	const char *s;
-
-	need((s = ctl("merchant create --name 'Racer %d'", (int)getpid())) != NULL,
-	    "merchant create");
-	snprintf(m->id, sizeof(m->id), "%s", s);
-	need((s = ctl("key create %s", m->id)) != NULL, "key create");
-	snprintf(m->auth, sizeof(m->auth), "Authorization: API-KEY %s", s);
-	need(sh("printf %%s 1234 | " CTL "merchant pin %s >/dev/null", m->id) == 0, "merchant pin");
-	need(sh(CTL "merchant settlement %s on >/dev/null", m->id) == 0, "merchant settlement");
-	snprintf(args, sizeof(args), "--kind merchant --merchant %s", m->id);
-	new_account(m->acct, args);
-	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
-}
-
-static long long
-balance(const char *acct)
-{
-	const char *v = db_value("SELECT balance FROM accounts WHERE account_number = $1", acct);
-
-	ck_assert_ptr_nonnull(v);
-	return atoll(v);
-}
-
-static const char *
-pin_failures(const struct merchant *m)
-{
-	return db_value("SELECT pin_failures FROM merchants WHERE id = $1::bigint", m->id);
-}
-
-/* Everything a transfer could touch, as one comparable string. */
-static const char *
-footprint(void)
-{
-	return db_value("SELECT (SELECT count(*) FROM ledger_transactions) || '/' ||"
-	    " (SELECT count(*) FROM ledger_entries) || '/' || (SELECT count(*) FROM transfers)"
-	    " || '/' || (SELECT count(*) FROM idempotency_keys) || '/' || (SELECT md5(string_agg("
-	    "id || ':' || balance || ':' || version || ':' || status, ',' ORDER BY id)) FROM accounts)",
-	    NULL);
-}
-
-static void
-assert_ledger_ok(void)
-{
-	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
 }
 
 /* The body of a transfer of a0 to vendor[0] and, when a1 is not NULL, a1 to vendor[1]. */
@@ -148,14 +53,6 @@ body_of(const char *pin, const char *a0, const char *a1)
 	return b;
 }
 
-static void
-send_as(const struct merchant *m, const char *body, const char *extra, struct http_resp *r)
-{
-	const char *h[] = { JSON_CT, m->auth, extra, NULL };
-
-	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
-}
-
 /* The message of a 400 with success false, or NULL when r is something else. */
 static const char *
 refusal(const struct http_resp *r)
@@ -168,23 +65,12 @@ refusal(const struct http_resp *r)
 	return http_json_str(r, "message");
 }
 
-static void
-assert_refused(const struct http_resp *r, const char *needle)
-{
-	const char *msg = refusal(r);
-
-	ck_assert_msg(msg != NULL && strstr(msg, needle) != NULL, "wanted 400 '%s', got %ld %s",
-	    needle, r->status, r->body);
-}
-
 /* A transfer's 200 (marketpay-api(7)) with n transfers; the first transaction_id, or NULL. */
 static const char *
 accepted(const struct http_resp *r, int n)
 {
 	struct json_object *v, *d;
-	regex_t re;
 	const char *id;
-	bool ok;
 
 	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
 	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
@@ -192,10 +78,7 @@ accepted(const struct http_resp *r, int n)
 	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
 		return NULL;
 	id = json_object_get_string(v);
-	need(regcomp(&re, "^tr_[0-9a-f]{32}$", REG_EXTENDED | REG_NOSUB) == 0, "regcomp");
-	ok = id != NULL && regexec(&re, id, 0, NULL, 0) == 0;
-	regfree(&re);
-	return ok ? id : NULL;
+	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
 }
 
 /*
@@ -281,18 +164,18 @@ bad_pin(int i, char out[1024])
 START_TEST(test_bad_pin)
 {
 	struct merchant m;
-	char before[128], pin[1024];
+	char before[FOOTPRINT_LEN], pin[1024];
 	struct http_resp r;
 
-	new_merchant(&m, "50.00");
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(&m, body_of(bad_pin(_i, pin), "5", NULL), NULL, &r);
-	assert_refused(&r, bad_pins[_i].needle);
+	new_merchant(&m, "1234", "50.00", true);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(m.auth, body_of(bad_pin(_i, pin), "5", NULL), NULL, &r);
+	assert_fail(&r, 400, bad_pins[_i].needle);
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	ck_assert_str_eq(pin_failures(&m), bad_pins[_i].counted ? "1" : "0");
 	/* The right PIN still works afterwards (a positive control). */
-	send_as(&m, body_of(pin_ok(), "5", NULL), NULL, &r);
+	send_as(m.auth, body_of(pin_ok(), "5", NULL), NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 }
@@ -301,27 +184,27 @@ END_TEST
 START_TEST(test_pin_replay)
 {
 	struct merchant m;
-	char body[2048], before[128], pin[1024];
+	char body[2048], before[FOOTPRINT_LEN], pin[1024];
 	struct http_resp r;
 
 	/* A captured body, sent again: the PIN inside it was spent by the first. */
-	new_merchant(&m, "50.00");
+	new_merchant(&m, "1234", "50.00", true);
 	snprintf(body, sizeof(body), "%s", body_of(sealed("1234", pin), "5", NULL));
-	send_as(&m, body, NULL, &r);
+	send_as(m.auth, body, NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(&m, body, NULL, &r);
-	assert_refused(&r, "pin was already used");
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(m.auth, body, NULL, &r);
+	assert_fail(&r, 400, "pin was already used");
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
-	ck_assert_int_eq(balance(m.acct), 4500);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
+	ck_assert_int_eq(balance_of(m.acct), 4500);
 	ck_assert_str_eq(pin_failures(&m), "0");
 	/* Nor can its PIN be lifted into another transfer. */
-	send_as(&m, body_of(pin, "1", "1"), NULL, &r);
-	assert_refused(&r, "pin was already used");
+	send_as(m.auth, body_of(pin, "1", "1"), NULL, &r);
+	assert_fail(&r, 400, "pin was already used");
 	http_free(&r);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 }
 END_TEST
 
@@ -331,27 +214,27 @@ START_TEST(test_check_order)
 	char wrong[1024], body[2048];
 	struct http_resp r;
 
-	new_merchant(&m, "10.00");
+	new_merchant(&m, "1234", "10.00", true);
 	sealed("4321", wrong);
 	/* An invalid body is refused before the PIN is looked at: no attempt counted. */
 	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[]}", wrong);
-	send_as(&m, body, NULL, &r);
-	assert_refused(&r, "vendors must not be empty");
+	send_as(m.auth, body, NULL, &r);
+	assert_fail(&r, 400, "vendors must not be empty");
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "0");
 	/* The PIN comes before the vendors and the balance: nothing about them leaks. */
 	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":"
 	    "\"VE0000000000\",\"amount\":1}]}", wrong);
-	send_as(&m, body, NULL, &r);
-	assert_refused(&r, "invalid PIN");
+	send_as(m.auth, body, NULL, &r);
+	assert_fail(&r, 400, "invalid PIN");
 	ck_assert_str_eq(refusal(&r), "invalid PIN");
 	http_free(&r);
-	send_as(&m, body_of(sealed("4321", wrong), "500", NULL), NULL, &r);
+	send_as(m.auth, body_of(sealed("4321", wrong), "500", NULL), NULL, &r);
 	ck_assert_str_eq(refusal(&r), "invalid PIN");
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "2");
 	/* The right PIN works and clears the count: only consecutive failures lock. */
-	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
+	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "0");
@@ -376,8 +259,8 @@ five_wrong(const struct merchant *m, const char *lock_needle)
 	int i;
 
 	for (i = 0; i < 5; i++) {
-		send_as(m, body_of(sealed("0000", wrong), "1", NULL), NULL, &r);
-		assert_refused(&r, i < 4 ? "invalid PIN" : lock_needle);
+		send_as(m->auth, body_of(sealed("0000", wrong), "1", NULL), NULL, &r);
+		assert_fail(&r, 400, i < 4 ? "invalid PIN" : lock_needle);
 		http_free(&r);
 	}
 }
@@ -386,24 +269,24 @@ START_TEST(test_pin_lockout)
 {
 	static const long lock[] = { 900, 3600, 14400 };   /* pin_lock_seconds times 4^n */
 	struct merchant m;
-	char before[128], buf[32];
+	char before[FOOTPRINT_LEN], buf[32];
 	struct http_resp r;
 	int n;
 
-	new_merchant(&m, "10.00");
+	new_merchant(&m, "1234", "10.00", true);
 	for (n = 0; n < 3; n++) {
 		five_wrong(&m, "invalid PIN; transfers are locked after too many wrong PINs until 2");
 		ck_assert_str_eq(pin_failures(&m), "5");
 		ck_assert_msg(labs(lock_left(&m) - lock[n]) <= 5, "lock %d: %ld s, not %ld", n,
 		    lock_left(&m), lock[n]);
 		/* Locked: the right PIN is refused too, says until when, nothing moves. */
-		snprintf(before, sizeof(before), "%s", footprint());
-		send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
-		assert_refused(&r, "transfers are locked after too many wrong PINs until 2");
+		snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+		send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
+		assert_fail(&r, 400, "transfers are locked after too many wrong PINs until 2");
 		ck_assert_ptr_nonnull(http_header(&r, "Retry-After", buf, sizeof(buf)));
 		ck_assert_msg(labs(atol(buf) - lock[n]) <= 5, "Retry-After %s", buf);
 		http_free(&r);
-		ck_assert_str_eq(footprint(), before);
+		ck_assert_str_eq(db_footprint(NULL, NULL), before);
 		ck_assert_str_eq(pin_failures(&m), "5");
 		/* The lock runs out (moved into the past); the count starts afresh. */
 		ck_assert_ptr_nonnull(db_value("UPDATE merchants SET pin_locked_until = now() -"
@@ -413,17 +296,17 @@ START_TEST(test_pin_lockout)
 	five_wrong(&m, "invalid PIN; transfers are locked after too many wrong PINs until the "
 	    "operator unlocks them");
 	ck_assert_int_eq(lock_left(&m), -1);
-	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
-	assert_refused(&r, "locked after too many wrong PINs until the operator unlocks them");
+	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
+	assert_fail(&r, 400, "locked after too many wrong PINs until the operator unlocks them");
 	ck_assert_ptr_null(http_header(&r, "Retry-After", buf, sizeof(buf)));
 	http_free(&r);
-	ck_assert_int_eq(balance(m.acct), 1000);
+	ck_assert_int_eq(balance_of(m.acct), 1000);
 	ck_assert_int_eq(sh(CTL "merchant unlock %s >/dev/null", m.id), 0);
 	ck_assert_int_eq(lock_left(&m), 0);
-	send_as(&m, body_of(pin_ok(), "1", NULL), NULL, &r);
+	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
 	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
-	ck_assert_int_eq(balance(m.acct), 900);
+	ck_assert_int_eq(balance_of(m.acct), 900);
 	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_locks FROM merchants WHERE id ="
 	    " $1::bigint", m.id), "0/0");
 }
@@ -459,12 +342,12 @@ START_TEST(test_race_pin_guessing)
 	PGconn *c;
 
 	/* Four wrong guesses one by one: one is left before the lock. */
-	new_merchant(&m, "10.00");
+	new_merchant(&m, "1234", "10.00", true);
 	h[1] = m.auth;
 	sealed("5555", wrong);
 	for (i = 0; i < 4; i++) {
-		send_as(&m, body_of(sealed("5555", wrong), "1", NULL), NULL, &r[0]);
-		assert_refused(&r[0], "invalid PIN");
+		send_as(m.auth, body_of(sealed("5555", wrong), "1", NULL), NULL, &r[0]);
+		assert_fail(&r[0], 400, "invalid PIN");
 		http_free(&r[0]);
 	}
 	/*
@@ -504,35 +387,35 @@ START_TEST(test_race_pin_guessing)
 	ck_assert_str_eq(pin_failures(&m), "5");
 	ck_assert_str_eq(db_value("SELECT pin_locked_until > now() FROM merchants WHERE id ="
 	    " $1::bigint", m.id), "t");
-	ck_assert_int_eq(balance(m.acct), 1000);
+	ck_assert_int_eq(balance_of(m.acct), 1000);
 }
 END_TEST
 
 START_TEST(test_idempotency)
 {
 	struct merchant m;
-	char body[2048], before[128], buf[64];
+	char body[2048], before[FOOTPRINT_LEN], buf[64];
 	struct http_resp r1, r2, r3;
 
-	new_merchant(&m, "100.00");
+	new_merchant(&m, "1234", "100.00", true);
 	snprintf(body, sizeof(body), "%s", body_of(pin_ok(), "7", "8.10"));
-	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r1);
-	send_as(&m, body, "Idempotency-Key: payout-2024-06-01", &r2);
+	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r1);
+	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r2);
 	ck_assert_msg(accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
 	ck_assert_int_eq(r2.status, 200);
 	ck_assert_str_eq(r2.body, r1.body);
 	ck_assert_ptr_null(http_header(&r1, "Idempotent-Replayed", buf, sizeof(buf)));
 	ck_assert_str_eq(http_header(&r2, "Idempotent-Replayed", buf, sizeof(buf)), "true");
 	/* The money moved once. */
-	ck_assert_int_eq(balance(m.acct), 10000 - 1510);
+	ck_assert_int_eq(balance_of(m.acct), 10000 - 1510);
 	ck_assert_str_eq(db_value("SELECT count(*) FROM transfers WHERE merchant_id = $1::bigint",
 	    m.id), "2");
 	/* The same key with another body is refused and moves nothing. */
-	snprintf(before, sizeof(before), "%s", footprint());
-	send_as(&m, body_of(pin_ok(), "7", "8.11"), "Idempotency-Key: payout-2024-06-01", &r3);
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	send_as(m.auth, body_of(pin_ok(), "7", "8.11"), "Idempotency-Key: payout-2024-06-01", &r3);
 	ck_assert_msg(r3.status == 422 && strstr(r3.body, "Idempotency-Key") != NULL, "%ld %s",
 	    r3.status, r3.body);
-	ck_assert_str_eq(footprint(), before);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	http_free(&r1);
 	http_free(&r2);
 	http_free(&r3);
@@ -548,11 +431,11 @@ START_TEST(test_race_balance)
 	char ids[K * 40 + 8] = "";
 	static char bodies[N][2048];
 	const char *each[N];
-	long long v0 = balance(vendor[0]);
+	long long v0 = balance_of(vendor[0]);
 	int i, ok = 0, short_ = 0;
 
 	/* Money for exactly K transfers of 10.00, and N asking at once: K win, none overdraws. */
-	new_merchant(&m, "70.00");
+	new_merchant(&m, "1234", "70.00", true);
 	h[1] = m.auth;
 	for (i = 0; i < N; i++)
 		each[i] = strcpy(bodies[i], body_of(pin_ok(), "10.00", NULL));
@@ -572,8 +455,8 @@ START_TEST(test_race_balance)
 	}
 	ck_assert_int_eq(ok, K);
 	ck_assert_int_eq(short_, N - K);
-	ck_assert_int_eq(balance(m.acct), 0);
-	ck_assert_int_eq(balance(vendor[0]), v0 + K * 1000);
+	ck_assert_int_eq(balance_of(m.acct), 0);
+	ck_assert_int_eq(balance_of(vendor[0]), v0 + K * 1000);
 	/* Each winner's reply names its own stored transfer, each its own ledger transaction. */
 	ck_assert_str_eq(db_valuev("SELECT count(*) || ' ' || count(DISTINCT ledger_transaction_id)"
 	    " || ' ' || count(*) FILTER (WHERE id = ANY(string_to_array($1, ','))) FROM transfers"
@@ -589,12 +472,12 @@ START_TEST(test_race_idempotency)
 	struct merchant m;
 	struct http_resp r[N];
 	const char *h[] = { JSON_CT, NULL, "Idempotency-Key: payout-race", NULL };
-	long long v0 = balance(vendor[0]), v1 = balance(vendor[1]);
+	long long v0 = balance_of(vendor[0]), v1 = balance_of(vendor[1]);
 	char buf[64];
 	int i, fresh = 0;
 
 	/* One retry storm with one key: one transfer, and every reply is the same reply. */
-	new_merchant(&m, "100.00");
+	new_merchant(&m, "1234", "100.00", true);
 	h[1] = m.auth;
 	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok(), "1", "2.50"), r), 0);
 	ck_assert_msg(accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status, r[0].body);
@@ -609,9 +492,9 @@ START_TEST(test_race_idempotency)
 	ck_assert_str_eq(db_value("SELECT (SELECT count(*) FROM ledger_transactions WHERE kind ="
 	    " 'transfer' AND merchant_id = $1::bigint) || ' ' || (SELECT count(*) FROM transfers"
 	    " WHERE merchant_id = $1::bigint)", m.id), "1 2");
-	ck_assert_int_eq(balance(m.acct), 10000 - 350);
-	ck_assert_int_eq(balance(vendor[0]), v0 + 100);
-	ck_assert_int_eq(balance(vendor[1]), v1 + 250);
+	ck_assert_int_eq(balance_of(m.acct), 10000 - 350);
+	ck_assert_int_eq(balance_of(vendor[0]), v0 + 100);
+	ck_assert_int_eq(balance_of(vendor[1]), v1 + 250);
 	assert_ledger_ok();
 }
 END_TEST
@@ -620,21 +503,11 @@ static void
 setup(void)
 {
 	struct merchant m;
-	struct http_resp r;
-	const char *h[2] = { NULL, NULL };
-	BIO *b;
 
 	new_account(vendor[0], "--kind vendor");
 	new_account(vendor[1], "--kind vendor");
-	new_merchant(&m, "1.00");
-	h[0] = m.auth;
-	need(http_do("GET", "/api/v1/payment/pin-public-key", h, NULL, 0, &r) == 0 &&
-	    r.status == 200 && http_json_str(&r, "public_key") != NULL, "GET pin-public-key");
-	b = BIO_new_mem_buf(http_json_str(&r, "public_key"), -1);
-	service_key = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
-	BIO_free(b);
-	http_free(&r);
-	need(service_key != NULL, "reading the published PIN key");
+	new_merchant(&m, "1234", "1.00", true);
+	service_key_load(m.auth);
 }
 
 static Suite *
@@ -662,13 +535,5 @@ race_suite(void)
 int
 main(void)
 {
-	int rc;
-
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	fixture_init();
-	setup();
-	rc = fixture_run(race_suite());
-	EVP_PKEY_free(service_key);
-	curl_global_cleanup();
-	return rc;
+	return fixture_main(race_suite(), setup, service_key_free);
 }

@@ -3,6 +3,7 @@
  * events inserted into the outbox as the payment code inserts them, delivered to the stack's
  * webhook receiver, which logs each request it gets (headers and exact body) as a JSON line.
  * The stack runs one daemon with webhook_retry_schedule = 1,1,1; some cases start a second.
+ * What marketpayctl says and refuses about webhooks: check_webhook_ctl.c.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -32,19 +33,6 @@
 static char merchant[32];          /* its webhook goes to the receiver */
 static char secret[128];           /* ... signed with this */
 static char receiver[256];
-
-static const char *
-env(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (v == NULL || v[0] == '\0') {
-		fprintf(stderr, "check_webhook: %s is not set: run me from tests/integration.sh\n",
-		    name);
-		exit(1);
-	}
-	return v;
-}
 
 /* Pids of the daemons the cases start, so that a failed case's daemon is stopped later. */
 static void
@@ -89,28 +77,6 @@ start_daemon(const char *conf, const char *log)
 	}
 	note_pid(pid);
 	return pid;
-}
-
-/* True when file holds needle, waiting up to ms. */
-static int
-file_has(const char *path, const char *needle, long ms)
-{
-	long long end = now_ms() + ms;
-	char line[4096];
-	FILE *f;
-	int found;
-
-	for (;;) {
-		found = 0;
-		if ((f = fopen(path, "r")) != NULL) {
-			while (!found && fgets(line, sizeof(line), f) != NULL)
-				found = strstr(line, needle) != NULL;
-			fclose(f);
-		}
-		if (found || now_ms() >= end)
-			return found;
-		usleep(20000);
-	}
 }
 
 /* SIGTERMs a daemon the case started and returns its exit status (-1: did not exit). */
@@ -287,14 +253,14 @@ START_TEST(test_dead)
 	snprintf(ev[2], sizeof(ev[2]), "%s", insert_event(nourl, "{}"));
 	for (i = 0; i < 3; i++) {
 		assert_dead(ev[i], reason[i]);
-		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list"
+		ck_assert_int_eq(sh(CTL "webhook list"
 		    " --status dead | awk -F'\\t' '$1 == \"%s\" && $3 == \"payment.succeeded\" &&"
 		    " $4 == \"dead\" && $5 == \"%d\" && $6 ~ /^[0-9-]+T[0-9:]+[+]00:00$/ && NF == 6"
 		    " { n++ } END { exit n != 1 }'", ev[i], RETRIES + 1), 0);
 	}
 	/* Nothing unsigned ever left: the merchant without a secret got no request. */
 	ck_assert_int_eq(receiver_wait(ev[1], 1, 500), 0);
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list --status"
+	ck_assert_int_ne(sh(CTL "webhook list --status"
 	    " pending | grep -q %s", ev[0]), 0);
 }
 END_TEST
@@ -338,54 +304,6 @@ START_TEST(test_redeliver)
 	ck_assert_ptr_null(ctl("webhook redeliver evt_%032d 2>/dev/null", 0));
 	ck_assert_ptr_null(ctl("webhook redeliver nope 2>/dev/null"));
 	ck_assert_ptr_null(ctl("webhook redeliver 2>/dev/null"));
-}
-END_TEST
-
-/* marketpayctl merchant webhook, webhook list and show: formats, checks, the sealed secret. */
-START_TEST(test_ctl)
-{
-	char m[32], sec[128], ev[64], before[64];
-	const char *p[2];
-
-	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Ctl shop'"));
-	ck_assert_ptr_null(ctl("merchant webhook %s --url ftp://x.example/ 2>/dev/null", m));
-	ck_assert_ptr_null(ctl("merchant webhook %s 2>/dev/null", m));
-	ck_assert_ptr_null(ctl("merchant webhook 999999999 --url https://x.example/ 2>/dev/null"));
-	ck_assert_ptr_null(ctl("merchant webhook x --url https://x.example/ 2>/dev/null"));
-	/* --keep-secret needs a secret to keep. */
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
-	    " https://x.example/ --keep-secret 2>/dev/null", m), 0);
-	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url https://x.example/h", m));
-	ck_assert_int_eq(strlen(sec), 6 + 32);
-	ck_assert_int_eq(strncmp(sec, "whsec_", 6), 0);
-	ck_assert_int_eq(strspn(sec + 6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789+/"), 32);
-	/* Stored sealed only: 38 characters + nonce and tag, the secret nowhere in it. */
-	p[0] = m;
-	p[1] = sec;
-	ck_assert_str_eq(db_valuev("SELECT length(webhook_secret_sealed) || ' ' ||"
-	    " position(convert_to(substr($2, 7), 'UTF8') IN webhook_secret_sealed) FROM merchants"
-	    " WHERE id = $1", 2, p), "66 0");
-	snprintf(before, sizeof(before), "%s", db_value("SELECT md5(webhook_secret_sealed) FROM"
-	    " merchants WHERE id = $1", m));
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
-	    " %s --keep-secret", m, receiver), 0);
-	ck_assert_str_eq(db_value("SELECT md5(webhook_secret_sealed) FROM merchants WHERE id = $1",
-	    m), before);
-	snprintf(ev, sizeof(ev), "%s", insert_event(m, "{\"kept\":1}"));
-	wait_status(ev, "delivered");
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list | awk -F'\\t'"
-	    " '$1 == \"%s\" && $2 == \"%s\" && $4 == \"delivered\" && $5 == \"1\" && NF == 6"
-	    " { n++ } END { exit n != 1 }'", ev, m), 0);
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook list --status"
-	    " sent 2>/dev/null"), 0);
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" webhook show %s | awk"
-	    " -F'\\t' '$1 == \"status\" && $2 == \"delivered\" { s++ } $1 == \"attempt\" &&"
-	    " $2 == \"1\" && $4 == \"204\" && $6 == \"%s\" { a++ }"
-	    " $0 == \"body\\t{\\\"kept\\\":1}\" { b++ }"
-	    " END { exit !(s == 1 && a == 1 && b == 1) }'", ev, receiver), 0);
-	ck_assert_ptr_null(ctl("webhook show evt_00000000000000000000000000000000 2>/dev/null"));
-	ck_assert_ptr_null(ctl("webhook show %s extra 2>/dev/null", ev));
 }
 END_TEST
 
@@ -473,17 +391,6 @@ slow_server(int *port, int ready)
 	return pid;
 }
 
-/* The stack's config with line added (a later key wins) as file name; its path, static. */
-static const char *
-config_plus(const char *name, const char *line)
-{
-	static char path[1024];
-
-	snprintf(path, sizeof(path), "%s", stack_file(name));
-	ck_assert_int_eq(sh("(cat \"$MARKETPAY_CONFIG\"; echo '%s') >'%s'", line, path), 0);
-	return path;
-}
-
 /* SIGTERM while a delivery is in hand: it is finished and recorded, nothing more is taken. */
 START_TEST(test_sigterm_finishes)
 {
@@ -523,7 +430,7 @@ START_TEST(test_sigterm_finishes)
 	    "pending 0 0");
 	ck_assert(file_has(log, "stopping on signal", 0));
 	/* No event lost: the stack's daemon, woken again, delivers the other one. */
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
+	ck_assert_int_eq(sh(CTL "merchant webhook %s --url"
 	    " %s --keep-secret", m, receiver), 0);
 	ck_assert_int_eq(kill(-a, SIGCONT), 0);
 	wait_status(e2, "delivered");
@@ -580,108 +487,6 @@ START_TEST(test_private_refused)
 }
 END_TEST
 
-struct ctl_case {
-	const char *conf;   /* "guarded" (webhook_allow_private = 0), "stack", "live" */
-	const char *url;
-	const char *says;   /* a piece of the message; NULL: accepted */
-};
-
-/* Hosts that are internal however they are written, and URLs the database would refuse. */
-static const struct ctl_case ctl_cases[] = {
-	{ "guarded", "http://127.0.0.1:5432/", "names 127.0.0.1, a loopback address" },
-	{ "guarded", "http://localhost:8080/", "names localhost, a loopback name" },
-	{ "guarded", "http://shop.localhost/hook", "a loopback name" },
-	{ "guarded", "http://169.254.169.254/latest/meta-data/", "a link-local address" },
-	{ "guarded", "http://[::1]/", "names ::1, a loopback address" },
-	{ "guarded", "http://[::ffff:127.0.0.1]/", "a loopback address" },
-	{ "guarded", "http://0.0.0.0/", "an unspecified address" },
-	{ "guarded", "http://2130706433/", "names 2130706433, a loopback address" },
-	{ "guarded", "http://0x7f.1/", "names 0x7f.1, a loopback address" },
-	{ "guarded", "http://0177.0.0.1/", "a loopback address" },
-	{ "guarded", "http://127.1/", "a loopback address" },
-	{ "guarded", "http://10.1.2.3/", "a private address" },
-	{ "guarded", "http://192.168.0.1/", "a private address" },
-	{ "guarded", "http://100.64.0.1/", "carrier-grade NAT" },
-	{ "guarded", "http://[fd00::1]/", "a unique local (private) address" },
-	{ "guarded", "HTTP://example.com/", "must begin with http:// or https:// in lower case" },
-	{ "stack", "HTTP://example.com/", "must begin with http:// or https:// in lower case" },
-	{ "stack", "Https://example.com/", "in lower case" },
-	{ "live", "http://example.com/hook", "must be an https:// URL in production" },
-	{ "live", "http://127.0.0.1/hook", "must be an https:// URL in production" },
-	{ "guarded", "https://example.com/hook", NULL },
-	{ "live", "https://example.com/hook", NULL },
-};
-
-/* The merchant's URL and sealed secret, hashed: what a refused command must not change. */
-static const char *
-webhook_row(const char *m)
-{
-	static char v[64];
-
-	snprintf(v, sizeof(v), "%s", db_value("SELECT md5(coalesce(webhook_url, '-') ||"
-	    " coalesce(encode(webhook_secret_sealed, 'hex'), '-')) FROM merchants WHERE id = $1",
-	    m));
-	return v;
-}
-
-/*
- * marketpayctl merchant webhook and merchant create --webhook-url refuse those up front:
- * exit status non-zero, a message naming the rule, the merchant's row and the number of
- * merchants as they were. The switch off, or in production, a public https URL goes in.
- */
-START_TEST(test_ctl_refuses_internal)
-{
-	const struct ctl_case *c = &ctl_cases[_i];
-	char conf[1024], err[1024], m[32], before[64], count[32];
-	const char *nmerchants = "SELECT count(*) FROM merchants";
-
-	if (strcmp(c->conf, "guarded") == 0)
-		snprintf(conf, sizeof(conf), "%s", config_plus("ctl-guarded.conf",
-		    "webhook_allow_private = 0"));
-	else if (strcmp(c->conf, "live") == 0)
-		snprintf(conf, sizeof(conf), "%s", config_plus("ctl-live.conf",
-		    "environment = production"));
-	else
-		snprintf(conf, sizeof(conf), "%s", env("MARKETPAY_CONFIG"));
-	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
-	    " RETURNING 1", NULL));
-	snprintf(err, sizeof(err), "%s", stack_file("ctl-refused.err"));
-	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Guarded shop'"));
-	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url https://shop.example/hook", m));
-	snprintf(before, sizeof(before), "%s", webhook_row(m));
-	snprintf(count, sizeof(count), "%s", db_value(nmerchants, NULL));
-	/* marketpayctl refuses a database of the other environment: this one says it is one. */
-	if (strcmp(c->conf, "live") == 0)
-		ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'production'"
-		    " RETURNING 1", NULL));
-	if (c->says == NULL) {
-		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
-		    " --keep-secret", conf, m, c->url), 0);
-		ck_assert_str_eq(db_value("SELECT webhook_url FROM merchants WHERE id = $1", m),
-		    c->url);
-		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hooked"
-		    " --webhook-url '%s' >/dev/null", conf, c->url), 0);
-		ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
-		    " RETURNING 1", NULL));
-		return;
-	}
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
-	    " >/dev/null 2>'%s'", conf, m, c->url, err), 0);
-	ck_assert_msg(file_has(err, "marketpayctl: --url ", 0) && file_has(err, c->says, 0),
-	    "%s: it did not say \"%s\"", c->url, c->says);
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant webhook %s --url '%s'"
-	    " --keep-secret 2>/dev/null", conf, m, c->url), 0);
-	ck_assert_str_eq(webhook_row(m), before);
-	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hostile"
-	    " --webhook-url '%s' >/dev/null 2>'%s'", conf, c->url, err), 0);
-	ck_assert_msg(file_has(err, "marketpayctl: --webhook-url ", 0) && file_has(err, c->says,
-	    0), "%s: it did not say \"%s\" for --webhook-url", c->url, c->says);
-	ck_assert_str_eq(db_value(nmerchants, NULL), count);
-	ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
-	    " RETURNING 1", NULL));
-}
-END_TEST
-
 /* PostgreSQL restarts: the daemon reconnects, listens again and delivers what comes. */
 START_TEST(test_reconnect)
 {
@@ -701,25 +506,20 @@ END_TEST
 static Suite *
 webhook_suite(void)
 {
-	Suite *s = suite_create("webhook");
-	TCase *t = tcase_create("delivery");
+	TCase *t;
+	Suite *s = suite_one("webhook", "delivery", 90, &t);
 
-	tcase_set_timeout(t, 90);
 	tcase_add_checked_fixture(t, restore, NULL);
 	tcase_add_test(t, test_delivered);
 	tcase_add_test(t, test_notify_wakes);
 	tcase_add_test(t, test_receiver_down);
 	tcase_add_test(t, test_dead);
 	tcase_add_test(t, test_redeliver);
-	tcase_add_test(t, test_ctl);
 	tcase_add_test(t, test_two_daemons);
 	tcase_add_test(t, test_sigterm_finishes);
 	tcase_add_test(t, test_private_refused);
-	tcase_add_loop_test(t, test_ctl_refuses_internal, 0,
-	    sizeof(ctl_cases) / sizeof(ctl_cases[0]));
 	/* Last: it restarts PostgreSQL. */
 	tcase_add_test(t, test_reconnect);
-	suite_add_tcase(s, t);
 	return s;
 }
 
@@ -734,17 +534,13 @@ main(void)
 	env("MARKETPAY_WEBHOOKD");
 	env("MP_STACK");
 	snprintf(receiver, sizeof(receiver), "%s", env("MARKETPAY_WEBHOOK_RECEIVER"));
-	if (access(stack_file("webhookd.pid"), R_OK) != 0) {
-		fprintf(stderr, "check_webhook: the stack runs no marketpay-webhookd\n");
-		return EXIT_FAILURE;
-	}
-	if ((v = ctl("merchant create --name 'Webhook shop'")) == NULL)
-		return EXIT_FAILURE;
+	need(access(stack_file("webhookd.pid"), R_OK) == 0, "finding the stack's webhookd.pid");
+	need((v = ctl("merchant create --name 'Webhook shop'")) != NULL, "merchant create");
 	snprintf(merchant, sizeof(merchant), "%s", v);
-	if ((v = ctl("merchant webhook %s --url %s", merchant, receiver)) == NULL)
-		return EXIT_FAILURE;
+	need((v = ctl("merchant webhook %s --url %s", merchant, receiver)) != NULL,
+	    "merchant webhook");
 	snprintf(secret, sizeof(secret), "%s", v);
-	rc = fixture_run(webhook_suite());
+	rc = run_suite(webhook_suite());
 	restore();
 	return rc;
 }

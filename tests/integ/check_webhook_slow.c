@@ -61,7 +61,7 @@ START_TEST(test_hanging_endpoint_holds_back_only_its_merchant)
 	    " interval '1 second'", ids), "t");
 
 	/* The endpoint is fixed: every event of that merchant is delivered, none lost. */
-	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_CONFIG\" merchant webhook %s --url"
+	ck_assert_int_eq(sh(CTL "merchant webhook %s --url"
 	    " \"$MARKETPAY_WEBHOOK_RECEIVER\" --keep-secret >/dev/null", hang), 0);
 	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
 	    " AND status = 'delivered'", ids, "6", 30000);
@@ -72,15 +72,10 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("webhook isolation");
-	TCase *t = tcase_create("hanging endpoint");
+	TCase *t;
+	Suite *s = suite_one("webhook isolation", "hanging endpoint", 90, &t);
 
-	if (getenv("MARKETPAY_WEBHOOK_RECEIVER") == NULL) {
-		fprintf(stderr, "check_webhook_slow: run me from tests/integration.sh\n");
-		return EXIT_FAILURE;
-	}
-	tcase_set_timeout(t, 90);
+	env("MARKETPAY_WEBHOOK_RECEIVER");
 	tcase_add_test(t, test_hanging_endpoint_holds_back_only_its_merchant);
-	suite_add_tcase(s, t);
-	return fixture_run(s);
+	return run_suite(s);
 }

@@ -25,6 +25,15 @@ csrf_of(const char *id)
 }
 
 void
+get_page(const char *id, struct http_resp *r)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/checkout/%s", id);
+	ck_assert_int_eq(http_do("GET", path, NULL, NULL, 0, r), 0);
+}
+
+void
 post_form(const char *id, const char *fields, struct http_resp *r)
 {
 	const char *h[] = { FORM_CT, NULL };
@@ -33,4 +42,14 @@ post_form(const char *id, const char *fields, struct http_resp *r)
 	snprintf(path, sizeof(path), "/checkout/%s", id);
 	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
 	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
+}
+
+void
+pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r)
+{
+	char fields[256];
+
+	snprintf(fields, sizeof(fields), "method=wallet&action=pay&account_number=%s&pin=%s", acct,
+	    pin);
+	post_form(id, fields, r);
 }

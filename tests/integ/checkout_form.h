@@ -10,7 +10,13 @@
 /* The form's CSRF token for session id, made as the worker makes it (static buffer). */
 const char *csrf_of(const char *id);
 
+/* GETs the session's checkout page, as a browser opens it; the reply into r. */
+void get_page(const char *id, struct http_resp *r);
+
 /* POSTs "csrf=<token>&<fields>" to the session's checkout page; the reply into r. */
 void post_form(const char *id, const char *fields, struct http_resp *r);
+
+/* Pays session id from wallet acct with pin, as the page's wallet form does; reply into r. */
+void pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r);
 
 #endif

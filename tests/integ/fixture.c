@@ -1,9 +1,13 @@
+/* What the integration suites share (see fixture.h). */
+#include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+#include <json-c/json.h>
 #include <libpq-fe.h>
 
 #include "auth.h"
@@ -97,20 +101,127 @@ db_valuev(const char *sql, int n, const char *const *params)
 }
 
 const char *
-db_footprint(void)
+db_footprint(const char *session, const char *acct)
 {
-	return db_value("SELECT (SELECT count(*) FROM payment_sessions) || '/' ||"
+	const char *p[2] = { session, acct };
+
+	return db_valuev("SELECT CASE WHEN $1::uuid IS NULL THEN '' ELSE (SELECT status || '/' ||"
+	    " coalesce(payment_method, '-') FROM payment_sessions WHERE id = $1::uuid) || '/' END"
+	    " || CASE WHEN $2::text IS NULL THEN '' ELSE (SELECT balance || '/' || pin_failures"
+	    " FROM accounts WHERE account_number = $2) || '/' END ||"
+	    " (SELECT count(*) FROM payment_sessions) || '/' ||"
 	    " (SELECT count(*) FROM session_items) || '/' ||"
-	    " (SELECT count(*) FROM idempotency_keys)", NULL);
+	    " (SELECT count(*) FROM idempotency_keys) || '/' ||"
+	    " (SELECT count(*) FROM ledger_transactions) || '/' ||"
+	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM ledger_entries) || '/' ||"
+	    " (SELECT count(*) FROM transfers) || '/' || (SELECT count(*) FROM webhook_events) ||"
+	    " '/' || (SELECT coalesce(md5(string_agg(id || ':' || balance || ':' || version || ':'"
+	    " || status, ',' ORDER BY id)), '-') FROM accounts) || '/' || (SELECT"
+	    " coalesce(md5(string_agg(id || ':' || status || ':' || coalesce(transaction_id, 0),"
+	    " ',' ORDER BY id)), '-') FROM payment_sessions) || '/' ||"
+	    " (SELECT environment FROM mp_settings)", 2, p);
+}
+
+void
+assert_fail(const struct http_resp *r, long status, const char *needle)
+{
+	struct json_object *v;
+	const char *msg = http_json_str(r, "message");
+
+	ck_assert_msg(r->status == status, "status %ld, not %ld: %s", r->status, status, r->body);
+	ck_assert_ptr_nonnull(r->json);
+	ck_assert(json_object_object_get_ex(r->json, "success", &v));
+	ck_assert(json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
+	ck_assert_msg(msg != NULL && strstr(msg, needle) != NULL, "message '%s' lacks '%s'", msg,
+	    needle);
+}
+
+void
+assert_ledger_ok(void)
+{
+	ck_assert_int_eq(sh(CTL "ledger verify >/dev/null"), 0);
+}
+
+long long
+balance_of(const char *acct)
+{
+	const char *v = db_value("SELECT balance FROM accounts WHERE account_number = $1", acct);
+
+	ck_assert_ptr_nonnull(v);
+	return atoll(v);
+}
+
+const char *
+status_of(const char *id)
+{
+	return db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", id);
+}
+
+int
+create(const char *auth, const char *body, long len, const char *extra, struct http_resp *r)
+{
+	const char *h[] = { JSON_CT, auth, extra, NULL };
+
+	return http_do("POST", CREATE, h, body, len, r);
+}
+
+void
+new_session(const char *auth, const char *body, char id[37])
+{
+	struct http_resp r;
+
+	ck_assert_int_eq(create(auth, body, -1, NULL, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	snprintf(id, 37, "%s", http_json_str(&r, "session_id"));
+	http_free(&r);
+}
+
+void
+new_customer(const char *balance, char acct[16])
+{
+	snprintf(acct, 16, "%s", ctl("account create --kind customer"));
+	ck_assert_uint_eq(strlen(acct), 12);
+	if (balance != NULL)
+		ck_assert_ptr_nonnull(ctl("account deposit %s %s", acct, balance));
+	ck_assert_int_eq(sh("echo 1234 | " CTL "account pin %s >/dev/null", acct), 0);
+}
+
+PGconn *
+hold_idempotency_lock(const char *merchant, const char *key)
+{
+	PGconn *c = PQconnectdb("");
+	const char *p[2] = { merchant, key };
+	PGresult *res;
+
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	PQclear(PQexec(c, "BEGIN"));
+	res = PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2,"
+	    " 7201))", 2, NULL, p, NULL, NULL, 0);
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	PQclear(res);
+	return c;
+}
+
+void
+db_release(PGconn *c)
+{
+	PQclear(PQexec(c, "COMMIT"));
+	PQfinish(c);
+}
+
+void
+need(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "%s: %s failed\n", program_invocation_short_name, what);
+		exit(1);
+	}
 }
 
 static void
 copy_or_die(char *dst, size_t n, const char *src, const char *what)
 {
-	if (src == NULL || src[0] == '\0') {
-		fprintf(stderr, "fixture: %s failed\n", what);
-		exit(1);
-	}
+	need(src != NULL && src[0] != '\0', what);
 	snprintf(dst, n, "%s", src);
 }
 
@@ -170,14 +281,8 @@ fixture_init(void)
 	copy_or_die(fx.key_b, sizeof(fx.key_b), ctl("key create %s", fx.merchant_b), "key B");
 	copy_or_die(fx.key_revoked, sizeof(fx.key_revoked), ctl("key create %s", fx.merchant_a),
 	    "key to revoke");
-	if (ctl("key revoke %.16s", fx.key_revoked) == NULL) {
-		fprintf(stderr, "fixture: key revoke failed\n");
-		exit(1);
-	}
-	if (fixture_live_key(fx.merchant_a, fx.key_live) != 0) {
-		fprintf(stderr, "fixture: production key failed\n");
-		exit(1);
-	}
+	need(ctl("key revoke %.16s", fx.key_revoked) != NULL, "key revoke");
+	need(fixture_live_key(fx.merchant_a, fx.key_live) == 0, "production key");
 	snprintf(fx.auth_a, sizeof(fx.auth_a), "Authorization: API-KEY %s", fx.key_a);
 	snprintf(fx.auth_b, sizeof(fx.auth_b), "Authorization: API-KEY %s", fx.key_b);
 }
@@ -196,13 +301,17 @@ matches(const char *s, const char *pattern)
 }
 
 int
-fixture_run(Suite *s)
+fixture_main(Suite *s, void (*setup)(void), void (*teardown)(void))
 {
-	SRunner *sr = srunner_create(s);
-	int failed;
+	int rc;
 
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fixture_init();
+	if (setup != NULL)
+		setup();
+	rc = run_suite(s);
+	if (teardown != NULL)
+		teardown();
+	curl_global_cleanup();
+	return rc;
 }

@@ -1,7 +1,9 @@
 /* The webhook outbox as the webhook suites see it. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -75,4 +77,50 @@ loopback_listener(int *port, int backlog)
 	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &len), 0);
 	*port = ntohs(a.sin_port);
 	return s;
+}
+
+const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL || v[0] == '\0') {
+		fprintf(stderr, "%s: %s is not set: run me from tests/integration.sh\n",
+		    program_invocation_short_name, name);
+		exit(1);
+	}
+	return v;
+}
+
+/* True when file holds needle, waiting up to ms. */
+int
+file_has(const char *path, const char *needle, long ms)
+{
+	long long end = now_ms() + ms;
+	char line[4096];
+	FILE *f;
+	int found;
+
+	for (;;) {
+		found = 0;
+		if ((f = fopen(path, "r")) != NULL) {
+			while (!found && fgets(line, sizeof(line), f) != NULL)
+				found = strstr(line, needle) != NULL;
+			fclose(f);
+		}
+		if (found || now_ms() >= end)
+			return found;
+		usleep(20000);
+	}
+}
+
+/* The stack's config with line added (a later key wins) as file name; its path, static. */
+const char *
+config_plus(const char *name, const char *line)
+{
+	static char path[1024];
+
+	snprintf(path, sizeof(path), "%s", stack_file(name));
+	ck_assert_int_eq(sh("(cat \"$MARKETPAY_CONFIG\"; echo '%s') >'%s'", line, path), 0);
+	return path;
 }

@@ -20,4 +20,13 @@ void quiet(void);
 /* A TCP socket listening on a free loopback port (*port), for endpoints the cases play. */
 int loopback_listener(int *port, int backlog);
 
+/* The environment variable name, set by tests/integration.sh; exits when it is not. */
+const char *env(const char *name);
+
+/* True when file path holds needle (in a line), waiting up to ms. */
+int file_has(const char *path, const char *needle, long ms);
+
+/* The stack's config with line added (a later key wins) as file name; its path, static. */
+const char *config_plus(const char *name, const char *line);
+
 #endif

@@ -7,8 +7,8 @@
 
 #include "auth.h"
 #include "crypto.h"
+#include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define DIGEST_LEN (2 + 2 * CRYPTO_SHA256_LEN)  /* "\\x" + 64 hex digits */
 
 static const struct {
@@ -233,11 +233,5 @@ auth_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(auth_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(auth_suite());
 }

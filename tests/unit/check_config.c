@@ -11,8 +11,8 @@
 
 #include "config.h"
 #include "money.h"
+#include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define LIFETIME_RULE "session_lifetime must be a whole number from 60 to 604800"
 #define MAX_AMOUNT_RULE \
 	"max_amount must be an amount above 0 with at most two decimals, at most 92233720368547.75"
@@ -405,11 +405,5 @@ config_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(config_suite());
 }

@@ -6,6 +6,7 @@
 #include <check.h>
 
 #include "err.h"
+#include "runner.h"
 
 /* Every status a worker or nginx may send, with its phrase. */
 static const struct {
@@ -47,17 +48,10 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("err");
-	TCase *t = tcase_create("table");
-	SRunner *r;
-	int failed;
+	TCase *t;
+	Suite *s = suite_one("err", "table", 0, &t);
 
 	tcase_add_loop_test(t, test_reason, 0, sizeof(phrases) / sizeof(phrases[0]));
 	tcase_add_test(t, test_every_err_has_status_and_message);
-	suite_add_tcase(s, t);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

@@ -7,8 +7,7 @@
 #include "form.h"
 #include "html.h"
 #include "pay.h"
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#include "runner.h"
 
 struct form_case {
 	const char *body;
@@ -171,11 +170,11 @@ START_TEST(test_luhn)
 }
 END_TEST
 
-static Suite *
-form_suite(void)
+int
+main(void)
 {
-	Suite *s = suite_create("form");
-	TCase *t = tcase_create("form");
+	TCase *t;
+	Suite *s = suite_one("form", "form", 0, &t);
 
 	tcase_add_loop_test(t, test_form_get, 0, NELEM(form_cases));
 	tcase_add_test(t, test_form_too_long);
@@ -184,18 +183,5 @@ form_suite(void)
 	tcase_add_test(t, test_html_grows);
 	tcase_add_test(t, test_url_encode);
 	tcase_add_test(t, test_luhn);
-	suite_add_tcase(s, t);
-	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(form_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

@@ -8,8 +8,8 @@
 
 #include "json.h"
 #include "money.h"
+#include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define BAD_JSON "request body is not valid JSON: "
 
 struct input {
@@ -286,11 +286,5 @@ json_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(json_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(json_suite());
 }

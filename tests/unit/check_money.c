@@ -7,8 +7,8 @@
 #include <check.h>
 
 #include "money.h"
+#include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define SENTINEL ((int64_t)-777)  /* *out must keep this after any rejection */
 
 struct parse_case {
@@ -204,11 +204,5 @@ money_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(money_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(money_suite());
 }

@@ -14,8 +14,7 @@
 #include "config.h"
 #include "netguard.h"
 #include "webhook_url.h"
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#include "runner.h"
 
 struct why_case {
 	const char *s;      /* an address or a host as text */
@@ -334,11 +333,5 @@ netguard_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(netguard_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(netguard_suite());
 }

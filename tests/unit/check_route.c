@@ -12,8 +12,7 @@
 #include "db.h"
 #include "req.h"
 #include "route.h"
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#include "runner.h"
 
 /* A database that is never there: no socket directory, so libpq fails at once. */
 #define NO_DB "host=/nonexistent dbname=x connect_timeout=1"
@@ -275,11 +274,5 @@ route_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(route_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(route_suite());
 }

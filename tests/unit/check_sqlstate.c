@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "sqlstate.h"
+#include "runner.h"
 
 static const char *const registry[] = {
 	SQLSTATE_ACCOUNT_UNUSABLE, SQLSTATE_CURRENCY, SQLSTATE_FUNDS, SQLSTATE_MALFORMED_POSTING,
@@ -79,16 +80,9 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("sqlstate");
-	TCase *t = tcase_create("registry");
-	SRunner *r;
-	int failed;
+	TCase *t;
+	Suite *s = suite_one("sqlstate", "registry", 0, &t);
 
 	tcase_add_test(t, test_registry_matches_sql);
-	suite_add_tcase(s, t);
-	r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

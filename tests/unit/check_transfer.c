@@ -13,8 +13,8 @@
 #include "json.h"
 #include "money.h"
 #include "transfer.h"
+#include "runner.h"
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #define V1 "{\"account_number\":\"VE1234567890\",\"amount\":"
 #define V2 "{\"account_number\":\"VE0987654321\",\"amount\":"
 
@@ -206,8 +206,6 @@ main(void)
 {
 	Suite *s = suite_create("transfer");
 	TCase *t = tcase_create("body"), *p = tcase_create("pin");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(t, test_bodies, 0, NELEM(bodies));
 	tcase_add_test(t, test_max_vendors);
@@ -217,9 +215,5 @@ main(void)
 	tcase_add_test(p, test_pin_decrypt);
 	tcase_add_test(p, test_base64);
 	suite_add_tcase(s, p);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(s);
 }

@@ -10,8 +10,7 @@
 #include "json.h"
 #include "money.h"
 #include "valid.h"
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#include "runner.h"
 
 START_TEST(test_utf8_chars)
 {
@@ -426,11 +425,5 @@ valid_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(valid_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(valid_suite());
 }

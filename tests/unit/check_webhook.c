@@ -9,8 +9,7 @@
 #include "crypto.h"
 #include "webhook_schedule.h"
 #include "webhook_sign.h"
-
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+#include "runner.h"
 
 /* The example of the Standard Webhooks specification and its reference libraries. */
 #define VEC_SECRET "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -239,11 +238,5 @@ webhook_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(webhook_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return run_suite(webhook_suite());
 }

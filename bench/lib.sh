@@ -1,0 +1,207 @@
+# Shared by the benchmarks (sourced, not run): bench/create-session, bench/transfer,
+# bench/mixed (and through it bench/soak) and bench/key-timing.
+#   here, srcdir                 bench/ and the source tree
+#   die, say                     a message prefixed with "$me: " (default bench) to stderr
+#   posint VALUE                 true when VALUE is a positive integer
+#   mp_paths                     MP_BUILDDIR (default build/ or .) and pgbin, exported
+#   mp_env_settings              mp_paths; DURATION, WARMUP, CONNECTIONS, MP_WORKERS; durable
+#                                PostgreSQL
+#   mp_need_built HINT BIN...    dies naming HINT unless each BIN is executable
+#   mp_need_wrk, mp_need_pgbench wrk (installed when root) and pgbench (sets pgbench)
+#   mp_need_tools HINT [BIN...]  the programs built (and BIN), wrk and pgbench
+#   mp_start_stack WORKERS [NOTE]  a stack in a fresh $tmp, stopped by mp_cleanup on exit;
+#                                sets pg_pid, ngx_pid, pool_pid, url
+#   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
+#   cpu_snap, cpu_report, cpu_other, note_other, pg_settle, children
+#                                the CPU each part of the stack used during a run
+#   to_ms, wrk_rps, wrk_pct, wrk_total, wrk_non2xx, wrk_sockerr, ratio, met, warn_disturbed
+#                                wrk's output, the figures made of it, a disturbed run
+# shellcheck shell=bash disable=SC2317 # functions called from traps
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=$(dirname "$here")
+
+die() { echo "${me:-bench}: $*" >&2; exit 1; }
+say() { echo "${me:-bench}: $*" >&2; }
+posint() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+
+mp_paths() {
+	if [ -z "${MP_BUILDDIR:-}" ]; then
+		if [ -x "$srcdir/build/marketpay-fcgi" ]; then MP_BUILDDIR=$srcdir/build; else MP_BUILDDIR=.; fi
+	fi
+	MP_BUILDDIR=$(cd "$MP_BUILDDIR" && pwd)
+	pgbin=${MP_PGBIN:-/usr/lib/postgresql/15/bin}
+	export MP_BUILDDIR MP_SRCDIR=$srcdir MP_PGBIN=$pgbin
+}
+# The settings bench/create-session and bench/transfer take from the environment (see their
+# headers): duration, warmup, conns and workers; PostgreSQL durable, the same for both sides.
+mp_env_settings() {
+	mp_paths
+	duration=${DURATION:-15}
+	warmup=${WARMUP:-3}
+	conns=${CONNECTIONS:-32}
+	workers=${MP_WORKERS:-8}
+	unset MP_FAST_PG
+}
+mp_need_built() { # mp_need_built HINT BIN...
+	local hint=$1 bin
+	shift
+	for bin in "$@"; do
+		[ -x "$bin" ] || die "$bin is missing${hint:+: $hint}"
+	done
+}
+mp_need_wrk() {
+	if ! command -v wrk >/dev/null; then
+		[ "$(id -u)" = 0 ] || die "wrk is missing (apt-get install wrk)"
+		say "installing wrk"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null || die "cannot install wrk"
+	fi
+}
+mp_need_pgbench() {
+	pgbench=$pgbin/pgbench
+	[ -x "$pgbench" ] || pgbench=$(command -v pgbench) || die "pgbench is missing"
+}
+# mp_need_tools HINT [BIN...]: marketpay-fcgi, marketpayctl and BIN built, wrk and pgbench.
+mp_need_tools() {
+	local hint=$1
+	shift
+	mp_need_built "$hint" "$MP_BUILDDIR/marketpay-fcgi" "$MP_BUILDDIR/marketpayctl" "$@"
+	mp_need_wrk
+	mp_need_pgbench
+}
+
+# --- a stack of its own, stopped on exit ----------------------------------------------------
+tmp='' client=''
+stack_pids() { # processes left whose command line names this run's directory
+	# The pattern comes from a file so that this grep does not find itself.
+	grep -lF -f <(printf '%s\n' "$tmp/") /proc/[0-9]*/cmdline 2>/dev/null |
+		sed 's,^/proc/\([0-9]*\)/cmdline$,\1,' || true
+}
+mp_cleanup() {
+	local rc=$? i pids
+	if [ -n "${client:-}" ]; then kill -TERM "$client" 2>/dev/null || true; fi
+	if [ -n "$tmp" ]; then
+		"$srcdir/tests/stack.sh" stop "$tmp" >/dev/null 2>&1 || true
+		# Should the directory have gone under us (pid files and all), stack.sh stop finds
+		# nothing: stop what still runs for this directory, by pid.
+		for i in $(seq 60); do
+			pids=$(stack_pids)
+			[ -n "$pids" ] || break
+			# shellcheck disable=SC2086 # $pids is a list
+			case $i in
+			1) say "stopping leftover processes of $tmp:" $pids
+			   kill -TERM $pids 2>/dev/null || true ;;
+			20) kill -INT $pids 2>/dev/null || true ;;
+			40) kill -KILL $pids 2>/dev/null || true ;;
+			esac
+			sleep 0.1
+		done
+		if [ "${KEEP:-0}" = 1 ]; then say "kept $tmp"; else rm -rf "$tmp"; fi
+	fi
+	exit "$rc"
+}
+mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in the message
+	MP_WORKERS=$1
+	export MP_WORKERS
+	# Not /tmp/marketpay-*: a clean-up elsewhere once removed such a directory mid-run.
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpbench.XXXXXX")
+	trap mp_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	say "starting a stack in $tmp ($MP_WORKERS workers${2:-})"
+	"$srcdir/tests/stack.sh" start "$tmp" >"$tmp/stack.log" 2>&1 ||
+		{ cat "$tmp/stack.log" >&2; die "the stack did not start"; }
+	# shellcheck disable=SC1091
+	. "$tmp/stack.env"
+	pg_pid=$(head -1 "$tmp/pg/data/postmaster.pid")
+	ngx_pid=$(cat "$tmp/nginx/nginx.pid")
+	pool_pid=$(cat "$tmp/pool.pid")
+	url=$MARKETPAY_BASE_URL
+}
+psql() { "$pgbin/psql" -X -qAt -v ON_ERROR_STOP=1 "$@"; }
+ctl() { "$MARKETPAYCTL" -c "$MARKETPAY_CONFIG" "$@"; }
+conf() { # conf NAME DEFAULT: a setting of the stack's marketpay.conf, or its default
+	local v
+	v=$(sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p" "$MARKETPAY_CONFIG")
+	echo "${v:-$2}"
+}
+checkpoint() { psql -c CHECKPOINT; }
+
+# --- CPU accounting: clock ticks used by each part of the stack during a run -------------
+children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
+ticks() { # ticks (utime+stime) of pids $@, plus the reaped children (cutime+cstime) of the
+	# first, which is read last: a child reaped meanwhile is counted twice rather than lost
+	local first=$1 pid t=0 v
+	shift
+	for pid in "$@" "$first"; do
+		v=$(awk -v first="$([ "$pid" = "$first" ] && echo 1 || echo 0)" \
+			'{ sub(/^.*\) /, ""); print $12 + $13 + (first ? $14 + $15 : 0) }' "/proc/$pid/stat" 2>/dev/null) || v=0
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+group() { # a pid and its children
+	local p=$1
+	# shellcheck disable=SC2046 # one word per pid
+	echo "$p" $(children "$p")
+}
+machine_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+client_ticks() { # reaped children of the benchmark: the load generators (and a few ps/awk)
+	awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"
+}
+cpu_snap() { # prints "pg nginx pool machine client seconds" in ticks
+	# shellcheck disable=SC2046
+	echo "$(ticks $(group "$pg_pid")) $(ticks $(group "$ngx_pid")) $(ticks $(group "$pool_pid")) $(machine_busy) $(client_ticks) $EPOCHREALTIME"
+}
+pg_settle() { # wait (5 s at most) until the backends of a finished pgbench have exited
+	local n=$1 i
+	for i in $(seq 50); do
+		[ "$(children "$pg_pid" | wc -l)" -gt "$n" ] || return 0
+		sleep 0.1
+	done
+}
+cpu_report() { # cpu_report BEFORE AFTER -> percent of one core for each part
+	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" -v ncpu="$(nproc)" 'BEGIN {
+		split(b, x, " "); split(a, y, " "); f = 100 / (tck * (y[6] - x[6]))
+		pg = (y[1] - x[1]) * f; ng = (y[2] - x[2]) * f; po = (y[3] - x[3]) * f; all = (y[4] - x[4]) * f
+		cl = (y[5] - x[5]) * f
+		rest = all - pg - ng - po - cl; if (rest < 0) rest = 0
+		printf "postgres %.0f%%, marketpay-fcgi %.0f%%, nginx %.0f%%, load generator %.0f%%, other %.0f%% (machine busy %.0f%% of %d%%)", pg, po, ng, cl, rest, all, 100 * ncpu
+	}'
+}
+cpu_other() { # ticks outside the stack and the load generator, in percent of one core
+	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" 'BEGIN {
+		split(b, x, " "); split(a, y, " "); f = 100 / (tck * (y[6] - x[6]))
+		r = ((y[4] - x[4]) - (y[1] - x[1]) - (y[2] - x[2]) - (y[3] - x[3]) - (y[5] - x[5])) * f
+		printf "%.0f", r < 0 ? 0 : r
+	}'
+}
+# note_other BEFORE AFTER: other_max (the caller's, or global) keeps the most cpu_other saw.
+note_other() { local o; o=$(cpu_other "$@"); [ "$o" -le "${other_max:-0}" ] || other_max=$o; }
+
+# --- wrk's output ---------------------------------------------------------------------------
+to_ms() { # "1.23ms" / "850.00us" / "1.02s" -> milliseconds
+	awk -v v="$1" 'BEGIN {
+		if (v ~ /us$/) { sub(/us$/, "", v); printf "%.2f", v / 1000 }
+		else if (v ~ /ms$/) { sub(/ms$/, "", v); printf "%.2f", v }
+		else if (v ~ /m$/) { sub(/m$/, "", v); printf "%.2f", v * 60000 }
+		else if (v ~ /s$/) { sub(/s$/, "", v); printf "%.2f", v * 1000 }
+		else { print "?"; exit 1 }
+	}'
+}
+wrk_rps() { awk '/^Requests\/sec:/ { print $2 }' "$1"; }
+wrk_pct() { to_ms "$(awk -v p="$2%" '$1 == p { print $2; exit }' "$1")"; }
+wrk_total() { awk '/requests in/ { print $1; exit }' "$1"; }
+wrk_non2xx() { awk -F: '/Non-2xx or 3xx responses/ { gsub(/ /, "", $2); n = $2 } END { print n + 0 }' "$1"; }
+wrk_sockerr() { # connect+read+write+timeout
+	awk '/Socket errors/ { gsub(/,/, ""); n = $4 + $6 + $8 + $10 } END { print n + 0 }' "$1"
+}
+# warn_disturbed [INDENT]: when more than 20% of a core (other_max) went elsewhere, says so.
+warn_disturbed() {
+	[ "${other_max:-0}" -gt 20 ] || return 0
+	printf '%s\n' "WARNING: up to ${other_max}% of a core went to processes outside this benchmark during a run:" \
+		"the machine was not idle and the figures (above all the ratios) are disturbed. Rerun on a" \
+		"quiet machine." | sed "s/^/${1:-}/"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
+met() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }

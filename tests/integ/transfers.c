@@ -1,0 +1,98 @@
+/* What the transfer suites share (see transfers.h). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "../load/seal.h"
+#include "fixture.h"
+#include "transfers.h"
+
+EVP_PKEY *service_key;
+
+EVP_PKEY *
+pin_key_fetch(const char *auth)
+{
+	const char *h[] = { auth, NULL };
+	struct http_resp r;
+	EVP_PKEY *k;
+
+	need(http_do("GET", PUBKEY, h, NULL, 0, &r) == 0 && r.status == 200 &&
+	    http_json_str(&r, "public_key") != NULL, "GET " PUBKEY);
+	k = seal_load(http_json_str(&r, "public_key"));
+	http_free(&r);
+	need(k != NULL, "reading the published PIN key");
+	return k;
+}
+
+void
+service_key_load(const char *auth)
+{
+	service_key = pin_key_fetch(auth);
+}
+
+void
+service_key_free(void)
+{
+	EVP_PKEY_free(service_key);
+	service_key = NULL;
+}
+
+const char *
+sealed(const char *pin, char out[1024])
+{
+	need(seal_pin(service_key, pin, out, 1024) == 0, "encrypting a PIN");
+	return out;
+}
+
+const char *
+pin_ok(void)
+{
+	static char out[1024];
+
+	return sealed("1234", out);
+}
+
+void
+new_account(char out[16], const char *args)
+{
+	const char *a = ctl("account create %s", args);
+
+	need(a != NULL && strlen(a) == 12, args);
+	snprintf(out, 16, "%s", a);
+}
+
+void
+new_merchant(struct merchant *m, const char *pin, const char *deposit, bool settle)
+{
+	char args[64];
+	const char *s;
+
+	need((s = ctl("merchant create --name 'Market %d'", (int)getpid())) != NULL, "merchant create");
+	snprintf(m->id, sizeof(m->id), "%s", s);
+	need((s = ctl("key create %s", m->id)) != NULL, "key create");
+	snprintf(m->auth, sizeof(m->auth), "Authorization: API-KEY %s", s);
+	need(sh("printf %%s '%s' | " CTL "merchant pin %s >/dev/null", pin, m->id) == 0,
+	    "merchant pin");
+	need(sh(CTL "merchant settlement %s %s >/dev/null", m->id, settle ? "on" : "off") == 0,
+	    "merchant settlement");
+	snprintf(args, sizeof(args), "--kind merchant --merchant %s", m->id);
+	new_account(m->acct, args);
+	need(strncmp(m->acct, "ME", 2) == 0, "merchant account number");
+	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
+}
+
+const char *
+pin_failures(const struct merchant *m)
+{
+	return db_value("SELECT pin_failures FROM merchants WHERE id = $1::bigint", m->id);
+}
+
+void
+send_as(const char *auth, const char *body, const char *extra, struct http_resp *r)
+{
+	const char *h[] = { JSON_CT, auth, extra, NULL };
+
+	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
+}
