@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -19,7 +20,7 @@ auth_parse(const char *header, const char **key, size_t *keylen)
 		return ERR_AUTH;
 	header += n + 1;
 	len = strlen(header);
-	if (len == 0 || len > AUTH_KEY_MAX || strspn(header, key_chars) != len)
+	if (len == 0 || len > APIKEY_MAX || strspn(header, key_chars) != len)
 		return ERR_AUTH;
 	*key = header;
 	*keylen = len;
@@ -44,7 +45,7 @@ auth_request(struct app *app, struct req *req, const char *detail)
 	}
 	/* Only the digest reaches the database and the lookup is by index: no key text is compared. */
 	if (apikey_digest(key, keylen, digest) != 0) {
-		req_fail(req, 500, "internal error");
+		req_fail_err(req, ERR_INTERNAL);
 		goto out;
 	}
 	params[0] = digest;
@@ -58,8 +59,9 @@ auth_request(struct app *app, struct req *req, const char *detail)
 		goto out;
 	}
 	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
+	snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
 	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY))) == NULL) {
-		req_fail(req, 500, "internal error");
+		req_fail_err(req, ERR_NOMEM);
 		goto out;
 	}
 	ok = true;

@@ -9,9 +9,6 @@
 #include "err.h"
 #include "req.h"
 
-#define AUTH_KEY_MAX APIKEY_MAX
-#define AUTH_KEY_RANDOM_BYTES APIKEY_RANDOM_BYTES
-
 /*
  * Parses an Authorization header of the form "API-KEY <key>" (scheme case-insensitive, one
  * space, a key of letters, digits and '_'). Returns ERR_OK with *key and *keylen pointing into
@@ -26,18 +23,5 @@ enum err auth_parse(const char *header, const char **key, size_t *keylen);
  * response and returns false. The reply never tells which check failed.
  */
 bool auth_request(struct app *app, struct req *req, const char *detail);
-
-/* The key functions under their old names, which the tests still call: see apikey.h. */
-static inline int
-auth_new_key(const char *env_prefix, char *key, char *digest)
-{
-	return apikey_new(env_prefix, key, digest);
-}
-
-static inline int
-auth_digest(const char *key, size_t keylen, char *digest)
-{
-	return apikey_digest(key, keylen, digest);
-}
 
 #endif

@@ -58,7 +58,7 @@ fail_db(struct app *app, struct req *req, enum err e)
 bool
 idem_begin(struct app *app, struct req *req)
 {
-	char merchant[24], wait[24], ttl[24], hash[2 * CRYPTO_SHA256_LEN + 1];
+	char wait[24], ttl[24], hash[2 * CRYPTO_SHA256_LEN + 1];
 	const char *p[3];
 	PGresult *r = NULL;
 	enum err e;
@@ -70,7 +70,6 @@ idem_begin(struct app *app, struct req *req)
 		    IDEM_KEY_MAX);
 		return false;
 	}
-	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
 	snprintf(wait, sizeof(wait), "%ld", app->cfg.idempotency_wait_ms);
 	snprintf(ttl, sizeof(ttl), "%ld", app->cfg.idempotency_ttl);
 	if ((e = db_begin(app->db)) != ERR_OK)
@@ -79,7 +78,7 @@ idem_begin(struct app *app, struct req *req)
 	if ((r = db_run(app->db, DB_LOCK_TIMEOUT, 1, p, &e)) == NULL)
 		goto fail;
 	PQclear(r);
-	p[0] = merchant;
+	p[0] = req->merchant;
 	p[1] = req->idempotency_key;
 	p[2] = ttl;
 	/* Waits for a request in flight with this key: its reply is then replayed below. */
@@ -115,7 +114,7 @@ fail:
 bool
 idem_end(struct app *app, struct req *req)
 {
-	char merchant[24], status[8], hash[2 + 2 * CRYPTO_SHA256_LEN + 1];
+	char status[8], hash[2 + 2 * CRYPTO_SHA256_LEN + 1];
 	const char *p[5];
 	PGresult *r = NULL;
 	enum err e = ERR_OK;
@@ -130,13 +129,12 @@ idem_end(struct app *app, struct req *req)
 			goto fail;
 		return true;
 	}
-	snprintf(merchant, sizeof(merchant), "%lld", (long long)req->merchant_id);
 	snprintf(status, sizeof(status), "%d", req->status);
 	if (request_hash(req, hash, true) != 0) {
 		e = ERR_NOMEM;
 		goto fail;
 	}
-	p[0] = merchant;
+	p[0] = req->merchant;
 	p[1] = req->idempotency_key;
 	p[2] = hash;
 	p[3] = status;

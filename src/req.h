@@ -48,7 +48,7 @@ struct req {
 	/* set by routing and auth */
 	const char *param;     /* path parameter, points into path */
 	int64_t merchant_id;   /* 0 = not authenticated */
-	char merchant[24];     /* merchant_id in decimal, a SQL parameter ("" = none) */
+	char merchant[24];     /* merchant_id in decimal, for SQL parameters ("" = none) */
 	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */
 	char *merchant_currency;
 

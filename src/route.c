@@ -188,7 +188,6 @@ route_dispatch(struct app *app, struct req *req)
 		}
 		if (!auth_request(app, req, found->deny))
 			return;
-		snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
 	}
 	if (found->body != NULL && !check_body(app, req, found->body))
 		return;

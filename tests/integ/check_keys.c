@@ -17,7 +17,7 @@ START_TEST(test_key_stored_as_digest)
 	char digest[67];
 
 	/* The row holds SHA-256 of the whole key, and no column holds its secret part. */
-	ck_assert_int_eq(auth_digest(fx.key_a, strlen(fx.key_a), digest), 0);
+	ck_assert_int_eq(apikey_digest(fx.key_a, strlen(fx.key_a), digest), 0);
 	ck_assert_str_eq(db_value("SELECT count(*) FROM api_keys WHERE digest = $1::bytea", digest),
 	    "1");
 	ck_assert_str_eq(db_value("SELECT count(*) FROM api_keys WHERE digest ="

@@ -225,7 +225,7 @@ copy_or_die(char *dst, size_t n, const char *src, const char *what)
 	snprintf(dst, n, "%s", src);
 }
 
-_Static_assert(AUTH_KEY_MAX + 1 == 129, "fixture_live_key's buffer is a key's");
+_Static_assert(APIKEY_MAX + 1 == 129, "fixture_live_key's buffer is a key's");
 
 int
 fixture_live_key(const char *merchant, char key[129])
@@ -234,7 +234,7 @@ fixture_live_key(const char *merchant, char key[129])
 	const char *p[3] = { merchant, key, digest };
 
 	/* marketpayctl refuses a database of the other environment: minted as it would, in SQL. */
-	if (auth_new_key("mp_live_", key, digest) != 0)
+	if (apikey_new("mp_live_", key, digest) != 0)
 		return -1;
 	return db_valuev("INSERT INTO api_keys (merchant_id, prefix, digest, environment)"
 	    " VALUES ($1, left($2, 16), $3::bytea, 'production') RETURNING id", 3, p) == NULL ?

@@ -60,20 +60,20 @@ START_TEST(test_parse_table)
 }
 END_TEST
 
-/* Keys up to AUTH_KEY_MAX characters are read; one more is refused. */
+/* Keys up to APIKEY_MAX characters are read; one more is refused. */
 START_TEST(test_parse_length)
 {
-	char header[8 + AUTH_KEY_MAX + 2];
+	char header[8 + APIKEY_MAX + 2];
 	const char *key;
 	size_t keylen, n;
 
-	for (n = AUTH_KEY_MAX - 1; n <= AUTH_KEY_MAX + 1; n++) {
+	for (n = APIKEY_MAX - 1; n <= APIKEY_MAX + 1; n++) {
 		memcpy(header, "API-KEY ", 8);
 		memset(header + 8, 'k', n);
 		header[8 + n] = '\0';
 		key = NULL;
 		keylen = 0;
-		if (n <= AUTH_KEY_MAX) {
+		if (n <= APIKEY_MAX) {
 			ck_assert_msg(auth_parse(header, &key, &keylen) == ERR_OK, "%zu-char key", n);
 			ck_assert_uint_eq(keylen, n);
 		} else
@@ -91,12 +91,12 @@ all_hex(const char *s, size_t n)
 START_TEST(test_new_key)
 {
 	static const char *const prefixes[] = { "mp_test_", "mp_live_" };
-	char key[2][AUTH_KEY_MAX + 1], digest[2][DIGEST_LEN + 1], again[DIGEST_LEN + 1];
+	char key[2][APIKEY_MAX + 1], digest[2][DIGEST_LEN + 1], again[DIGEST_LEN + 1];
 	char hex[2 * CRYPTO_SHA256_LEN + 1];
 	unsigned char md[CRYPTO_SHA256_LEN];
 	const char *parsed, *prefix;
 	size_t plen, keylen, i, j;
-	char header[AUTH_KEY_MAX + 16];
+	char header[APIKEY_MAX + 16];
 
 	for (i = 0; i < NELEM(prefixes); i++) {
 		prefix = prefixes[i];
@@ -104,8 +104,8 @@ START_TEST(test_new_key)
 		for (j = 0; j < 2; j++) {
 			memset(key[j], 'X', sizeof(key[j]));
 			memset(digest[j], 'X', sizeof(digest[j]));
-			ck_assert_int_eq(auth_new_key(prefix, key[j], digest[j]), 0);
-			ck_assert_uint_eq(strlen(key[j]), plen + 2 * AUTH_KEY_RANDOM_BYTES);
+			ck_assert_int_eq(apikey_new(prefix, key[j], digest[j]), 0);
+			ck_assert_uint_eq(strlen(key[j]), plen + 2 * APIKEY_RANDOM_BYTES);
 			ck_assert_uint_eq(strlen(key[j]), plen + 48);
 			ck_assert(strncmp(key[j], prefix, plen) == 0);
 			ck_assert_msg(all_hex(key[j] + plen, 48), "not hex: %s", key[j]);
@@ -114,7 +114,7 @@ START_TEST(test_new_key)
 			ck_assert_msg(all_hex(digest[j] + 2, 64), "not hex: %s", digest[j]);
 
 			/* The digest is SHA-256 of the whole key, prefix included. */
-			ck_assert_int_eq(auth_digest(key[j], strlen(key[j]), again), 0);
+			ck_assert_int_eq(apikey_digest(key[j], strlen(key[j]), again), 0);
 			ck_assert_str_eq(again, digest[j]);
 			ck_assert_int_eq(crypto_sha256(key[j], strlen(key[j]), md), 0);
 			crypto_hex(md, sizeof(md), hex);
@@ -162,7 +162,7 @@ START_TEST(test_sha256_vectors)
 		ck_assert_int_eq(crypto_sha256(buf, len, md), 0);
 		crypto_hex(md, sizeof(md), hex);
 		ck_assert_str_eq(hex, v[i].hex);
-		ck_assert_int_eq(auth_digest(buf, len, digest), 0);
+		ck_assert_int_eq(apikey_digest(buf, len, digest), 0);
 		ck_assert(digest[0] == '\\' && digest[1] == 'x');
 		ck_assert_str_eq(digest + 2, v[i].hex);
 		free(buf);
