@@ -1,5 +1,5 @@
 -- pgbench side of bench/create-session: the SQL one create-session request costs the
--- database, statement for statement (src/db.c: auth_key, then session_create), each in its
+-- database, statement for statement (src/worker_sql.c: auth_key, then session_create), each in its
 -- own implicit transaction as the worker sends them (no Idempotency-Key: no BEGIN/COMMIT).
 -- Run with -M prepared so both are parsed once per connection like the worker's
 -- PQprepare'd statements. Variables come from -D (bench/create-session sets them):

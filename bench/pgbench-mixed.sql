@@ -1,5 +1,5 @@
 -- pgbench side of bench/mixed: the SQL that each operation of tests/load/mpload's mix costs
--- the database, statement for statement as src/db.c sends them, with the BEGIN/COMMITs the
+-- the database, statement for statement as src/worker_sql.c sends them, with the BEGIN/COMMITs the
 -- worker sends. bench/mixed cuts this file at the "-- @name" lines into three scripts and
 -- runs them weighted like mpload's -m (default create@1, pay@2, transfer@1), so one pgbench
 -- transaction is one mpload operation and its log line says which (the script number).

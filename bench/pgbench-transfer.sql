@@ -1,5 +1,5 @@
 -- pgbench side of bench/transfer: the SQL one multi-vendor transfer costs the database,
--- statement for statement as src/db.c sends them (auth_key, then transfer_send: one call of
+-- statement for statement as src/worker_sql.c sends them (auth_key, then transfer_send: one call of
 -- mp_transfer_send, which checks settlement, the lock, the block's age and nonce and the PIN,
 -- counts it and moves the money), each in its own implicit transaction (no Idempotency-Key:
 -- no BEGIN/COMMIT). Run with -M prepared so each is parsed once per connection like the

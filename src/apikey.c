@@ -9,9 +9,7 @@ apikey_digest(const char *key, size_t keylen, char *digest)
 
 	if (crypto_sha256(key, keylen, md) != 0)
 		return -1;
-	digest[0] = '\\';
-	digest[1] = 'x';
-	crypto_hex(md, sizeof(md), digest + 2);
+	crypto_bytea_hex(md, sizeof(md), digest);
 	return 0;
 }
 

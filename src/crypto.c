@@ -43,6 +43,14 @@ crypto_hex(const unsigned char *p, size_t len, char *out)
 	out[2 * len] = '\0';
 }
 
+void
+crypto_bytea_hex(const unsigned char *p, size_t len, char *out)
+{
+	out[0] = '\\';
+	out[1] = 'x';
+	crypto_hex(p, len, out + 2);
+}
+
 int
 crypto_random(unsigned char *out, size_t len)
 {

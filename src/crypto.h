@@ -11,6 +11,12 @@ int crypto_sha256(const void *p, size_t len, unsigned char out[CRYPTO_SHA256_LEN
 /* Lower-case hex of len bytes into out, which holds 2 * len + 1 bytes (NUL-terminated). */
 void crypto_hex(const unsigned char *p, size_t len, char *out);
 
+/*
+ * PostgreSQL's bytea input form of len bytes (a backslash, 'x', lower-case hex) into out,
+ * which holds 2 * len + 3 bytes (NUL-terminated).
+ */
+void crypto_bytea_hex(const unsigned char *p, size_t len, char *out);
+
 /* Fills out with len cryptographically random bytes. Returns 0, or -1 on failure. */
 int crypto_random(unsigned char *out, size_t len);
 

@@ -43,8 +43,7 @@ set_webhook(struct ctl *c, const char *id, const char *url, int keep)
 			ctl_fail("cannot make a secret: no random bytes or cipher failure");
 			goto out;
 		}
-		memcpy(hex, "\\x", 2);
-		crypto_hex(sealed, len, hex + 2);
+		crypto_bytea_hex(sealed, len, hex);
 		r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_url = $2,"
 		    " webhook_secret_sealed = $3::bytea WHERE id = $1::bigint RETURNING id", 3, p);
 	}

@@ -39,12 +39,10 @@ request_hash(const struct req *req, char *out, bool bytea)
 		return -1;
 	}
 	free(buf);
-	if (bytea) {
-		out[0] = '\\';
-		out[1] = 'x';
-		out += 2;
-	}
-	crypto_hex(md, sizeof(md), out);
+	if (bytea)
+		crypto_bytea_hex(md, sizeof(md), out);
+	else
+		crypto_hex(md, sizeof(md), out);
 	return 0;
 }
 

@@ -20,9 +20,7 @@ hmac_text(const unsigned char *pepper, const char *msg, size_t len, char out[PIN
 
 	if (crypto_hmac_sha256(pepper, CRYPTO_KEY_LEN, msg, len, md) != 0)
 		return -1;
-	out[0] = '\\';
-	out[1] = 'x';
-	crypto_hex(md, sizeof(md), out + 2);
+	crypto_bytea_hex(md, sizeof(md), out);
 	return 0;
 }
 
