@@ -46,8 +46,9 @@ export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=${MP_
 # LimitRequestBody (1 MiB), so that the 413 case shows Apache's backstop at work.
 export MP_CONF_EXTRA="max_body_bytes = 4194304"
 
-passed=0
-failed=0
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
+fail() { not_ok "$@"; }
 apache_started=0
 
 # shellcheck disable=SC2317  # called by the EXIT trap
@@ -70,15 +71,10 @@ cleanup() {
 	[ -n "${KEEP:-}" ] || rm -rf "$dir"
 	# A run that stopped before its end (die, interrupt) counts as one failure.
 	[ $st = 0 ] || [ $failed != 0 ] || failed=1
-	echo "$passed passed, $failed failed"
-	[ $failed = 0 ] || exit 1
+	finish || exit 1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# shellcheck source=tests/lib.sh
-. "$srcdir/tests/lib.sh"
-fail() { not_ok "$@"; }
 
 modules() { # LoadModule lines for the named modules (unixd, say, may be built in)
 	local m
