@@ -182,6 +182,8 @@ closed_text(const char *status)
 		return "This payment page has expired. Return to the shop to start again.";
 	if (strcmp(status, "canceled") == 0)
 		return "This payment was canceled.";
+	if (strcmp(status, "refunded") == 0)
+		return "This order was paid and has since been refunded.";
 	return "This payment did not go through. Return to the shop to try again.";
 }
 
@@ -190,7 +192,8 @@ render_closed(struct req *req, PGresult *s, const char *status)
 {
 	message_page(req, strcmp(status, "expired") == 0 ? 410 : 200,
 	    strcmp(status, "paid") == 0 ? "Already paid" : strcmp(status, "expired") == 0 ?
-	    "Payment page expired" : "Payment not completed", closed_text(status), s);
+	    "Payment page expired" : strcmp(status, "refunded") == 0 ? "Payment refunded" :
+	    "Payment not completed", closed_text(status), s);
 }
 
 /*

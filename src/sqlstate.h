@@ -17,5 +17,14 @@
 #define SQLSTATE_VENDOR_CURRENCY   "MP015"  /* mp_transfer: another currency */
 #define SQLSTATE_NO_ENVIRONMENT    "MP020"  /* mp_environment: never migrated */
 #define SQLSTATE_NOT_SANDBOX       "MP021"  /* mp_pay_test_card: a production database */
+/* Refunds and reversals: MP030 is a 404; the others are 400s whose message is the API's. */
+#define SQLSTATE_NOT_FOUND         "MP030"  /* no such session or transfer of the merchant */
+#define SQLSTATE_NOT_PAID          "MP031"  /* mp_refund_session: the session is not paid */
+#define SQLSTATE_REFUND_LEFT       "MP032"  /* mp_refund_session: above what is left */
+#define SQLSTATE_MERCHANT_FUNDS    "MP033"  /* the merchant's balance short, or frozen */
+#define SQLSTATE_WALLET_UNUSABLE   "MP034"  /* mp_refund_session: the wallet frozen or closed */
+#define SQLSTATE_NO_TRANSFER       "MP035"  /* reverse_transfers: no such transfer */
+#define SQLSTATE_REVERSAL_LEFT     "MP036"  /* above what is left to reverse */
+#define SQLSTATE_VENDOR_FUNDS      "MP037"  /* the vendor's balance short, or not active */
 
 #endif
