@@ -1,10 +1,12 @@
 /* The endpoints after the sale: one statement, one API object or one refusal. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "intent.h"
 #include "json.h"
 #include "sqlstate.h"
+#include "valid.h"
 #include "worker_sql.h"
 
 bool
@@ -14,6 +16,15 @@ intent_id_ok(const char *s, const char *prefix)
 
 	return strncmp(s, prefix, n) == 0 && strlen(s + n) == 32 &&
 	    strspn(s + n, "0123456789abcdef") == 32;
+}
+
+const char *
+intent_amount(const struct intent_in *in, char buf[24])
+{
+	if (!in->has_amount)
+		return NULL;
+	snprintf(buf, 24, "%lld", (long long)in->amount);
+	return buf;
 }
 
 /* The 200 body around the object's JSON text; NULL on ENOMEM or text that is not JSON. */
@@ -40,6 +51,11 @@ intent_run(struct app *app, struct req *req, int stmt, int n, const char *const 
 	PGresult *r;
 	enum err e;
 
+	/* Another merchant's object is reported exactly like a missing one (in SQL). */
+	if (out->id == NULL ? !valid_uuid(req->param) : !intent_id_ok(req->param, out->id)) {
+		req_fail(req, 404, "%s", out->notfound);
+		return ERR_OK;
+	}
 	if ((r = db_run(app->db, stmt, n, params, &e)) == NULL) {
 		if (e != ERR_INVALID)
 			return e;

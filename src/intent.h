@@ -31,13 +31,15 @@ struct intent_in {
  * (a refund, a reversal) or raises one of the service's SQLSTATEs.
  */
 struct intent_reply {
+	const char *id;        /* the path parameter's form: "re_" and 32 hex digits; NULL = UUID */
 	const char *message;   /* the 200's "message" */
 	const char *key;       /* the object's key in the 200 body ("refund") */
 	const char *notfound;  /* the 404's message: no row, or SQLSTATE_NOT_FOUND */
 };
 
 /*
- * Runs stmt with n params and answers req: 200 with {status_code, success, message, key:
+ * Checks req->param has the form out->id (else 404 without asking the database), runs stmt
+ * with n params and answers req: 200 with {status_code, success, message, key:
  * the object}; 404 with out->notfound; 400 with the database's own message for the other
  * refusals of src/sqlstate.h (they name the field and the rule). Returns ERR_OK when it
  * answered, else the error for the pipeline to answer (nothing was answered).
@@ -47,5 +49,8 @@ enum err intent_run(struct app *app, struct req *req, int stmt, int n, const cha
 
 /* True when s is prefix followed by 32 lowercase hex digits: the form of our object ids. */
 bool intent_id_ok(const char *s, const char *prefix);
+
+/* The amount as a SQL parameter: its minor units in buf, or NULL when none was given. */
+const char *intent_amount(const struct intent_in *in, char buf[24]);
 
 #endif

@@ -116,32 +116,23 @@ const struct body_spec refund_body = {
 enum err
 refund_create(struct app *app, struct req *req, void *arg)
 {
-	static const struct intent_reply out = { "Refund succeeded.", "refund",
+	static const struct intent_reply out = { NULL, "Refund succeeded.", "refund",
 	    "payment session not found" };
 	const struct refund_in *in = arg;
 	char amount[24];
-	const char *p[6] = { req->merchant, req->param, in->refund.has_amount ? amount : NULL,
+	const char *p[6] = { req->merchant, req->param, intent_amount(&in->refund, amount),
 	    in->refund.reason, in->transfers, in->amounts };
 
-	/* Another merchant's session is reported exactly like a missing one (in SQL). */
-	if (!valid_uuid(req->param)) {
-		req_fail(req, 404, "%s", out.notfound);
-		return ERR_OK;
-	}
-	snprintf(amount, sizeof(amount), "%lld", (long long)in->refund.amount);
 	return intent_run(app, req, DB_REFUND_CREATE, 6, p, &out);
 }
 
 enum err
 refund_get(struct app *app, struct req *req, void *in)
 {
-	static const struct intent_reply out = { "Refund found.", "refund", "refund not found" };
+	static const struct intent_reply out = { "re_", "Refund found.", "refund",
+	    "refund not found" };
 	const char *p[2] = { req->param, req->merchant };
 
 	(void)in;
-	if (!intent_id_ok(req->param, "re_")) {
-		req_fail(req, 404, "%s", out.notfound);
-		return ERR_OK;
-	}
 	return intent_run(app, req, DB_REFUND_GET, 2, p, &out);
 }

@@ -1,6 +1,4 @@
 /* Transfer reversals: money back from a vendor to the merchant who sent it. */
-#include <stdio.h>
-
 #include "intent.h"
 #include "reversal.h"
 #include "worker_sql.h"
@@ -17,17 +15,11 @@ const struct body_spec reversal_body = {
 enum err
 reversal_create(struct app *app, struct req *req, void *arg)
 {
-	static const struct intent_reply out = { "Transfer reversed.", "reversal",
+	static const struct intent_reply out = { "tr_", "Transfer reversed.", "reversal",
 	    "transfer not found" };
 	const struct intent_in *in = arg;
 	char amount[24];
-	const char *p[4] = { req->merchant, req->param, in->has_amount ? amount : NULL,
-	    in->reason };
+	const char *p[4] = { req->merchant, req->param, intent_amount(in, amount), in->reason };
 
-	if (!intent_id_ok(req->param, "tr_")) {
-		req_fail(req, 404, "%s", out.notfound);
-		return ERR_OK;
-	}
-	snprintf(amount, sizeof(amount), "%lld", (long long)in->amount);
 	return intent_run(app, req, DB_REVERSAL_CREATE, 4, p, &out);
 }
