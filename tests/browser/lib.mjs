@@ -102,26 +102,22 @@ export async function waitForDeliveries(needle, n, timeout = 20_000) {
 	}
 }
 
-// The payment forms of an open checkout page.
+// The payment forms of an open checkout page: the form, its inputs by our names, its button.
+function payForm(page, kind, inputs) {
+	const form = page.locator(`form.pay.${kind}`);
+	const f = { form, button: form.locator('button[type="submit"]') };
+	for (const [key, name] of Object.entries(inputs))
+		f[key] = form.locator(`input[name="${name}"]`);
+	return f;
+}
+
 export function walletForm(page) {
-	const form = page.locator('form.pay.wallet');
-	return {
-		form,
-		account: form.locator('input[name="account_number"]'),
-		pin: form.locator('input[name="pin"]'),
-		button: form.locator('button[type="submit"]'),
-	};
+	return payForm(page, 'wallet', { account: 'account_number', pin: 'pin' });
 }
 
 export function cardForm(page) {
-	const form = page.locator('form.pay.test-card');
-	return {
-		form,
-		number: form.locator('input[name="card_number"]'),
-		expiry: form.locator('input[name="card_expiry"]'),
-		cvc: form.locator('input[name="card_cvc"]'),
-		button: form.locator('button[type="submit"]'),
-	};
+	return payForm(page, 'test-card', { number: 'card_number', expiry: 'card_expiry',
+	    cvc: 'card_cvc' });
 }
 
 // A merchant API call: the parsed reply, or an Error naming the status and body.
