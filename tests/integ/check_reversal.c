@@ -335,6 +335,48 @@ START_TEST(test_refund_net_zero)
 }
 END_TEST
 
+/* Two transfers to one vendor: one ledger entry for it, its balance checked for both. */
+START_TEST(test_refund_same_vendor)
+{
+	char sid[37], cust[16], v[1][16], a[1][40], b[1][40], path[128], want[256];
+	struct http_resp r;
+
+	new_customer("20.00", cust);
+	paid_session(shop.auth, "5.00", "order-same", cust, sid);
+	transfer_new(1, v, (const char *const[]){ "3.00" }, a);
+	transfer_ok(&shop, 1, v, (const char *const[]){ "2.00" }, b);
+	vendor_spends(v[0], "100");   /* 4.00 left: either reversal fits, both do not */
+	snprintf(path, sizeof(path), "%s", refunds_path(sid));
+	assert_refused(shop.auth, path, split_body(a[0], "", b[0], ""), 400,
+	    "is above the vendor account's available balance");
+	refund_post(shop.auth, sid, split_body(a[0], "", b[0], "1.00"), &r);
+	check_refund(refund_of(&r, "Refund succeeded."), sid, "5.00", "split", 2);
+	snprintf(want, sizeof(want), "refund %s %s:-400,%s:-100,%s:500", shop.id, v[0], shop.acct,
+	    cust);
+	ck_assert_str_eq(ledger_of(jstr(refund_of(&r, "Refund succeeded."), "id")), want);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(v[0]), 0);
+	assert_ledger_ok();
+}
+END_TEST
+
+/* Idempotency-Key on reversals too. */
+START_TEST(test_idempotency)
+{
+	char v[1][16], tr[1][40], path[128];
+	struct http_resp r;
+
+	transfer_new(1, v, (const char *const[]){ "5.00" }, tr);
+	snprintf(path, sizeof(path), "%s", reversals_path(tr[0]));
+	assert_idempotent(shop.id, shop.auth, path, "reversal", "{\"amount\":1.00}",
+	    "{\"amount\":2.00}", &r);
+	check_reversal(reversal_of(&r), tr[0], "1.00", NULL, NULL);
+	http_free(&r);
+	ck_assert_str_eq(reversed_of(tr[0]), "100");
+	ck_assert_int_eq(balance_of(v[0]), 400);
+}
+END_TEST
+
 /* Case 6, all or nothing: the second reversal is refused, so the first is not made either. */
 enum { R_ABOVE, R_UNKNOWN, R_MALFORMED, R_REPEATS, R_OTHERS, R_SHORT, R_FROZEN, R_FULL };
 static const char *const refusals[] = { "above", "unknown", "malformed", "repeats", "others",
@@ -474,6 +516,8 @@ main(void)
 	tcase_add_test(t, test_valid_edges);
 	tcase_add_test(t, test_refund_reversals);
 	tcase_add_test(t, test_refund_net_zero);
+	tcase_add_test(t, test_refund_same_vendor);
+	tcase_add_test(t, test_idempotency);
 	tcase_add_loop_test(t, test_refund_reversals_refused, 0, NELEM(refusals));
 	tcase_add_test(t, test_webhook);
 	return fixture_main(s, setup, service_key_free);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -66,6 +67,33 @@ assert_refused(const char *auth, const char *path, const char *body, long status
 	assert_fail(&r, status, needle);
 	http_free(&r);
 	ck_assert_str_eq(db_footprint(NULL, NULL), before);
+}
+
+void
+assert_idempotent(const char *merchant, const char *auth, const char *path, const char *tag,
+    const char *body, const char *other, struct http_resp *r)
+{
+	char key[128], buf[16];
+	struct http_resp b;
+	PGconn *c;
+
+	snprintf(key, sizeof(key), "Idempotency-Key: %s-%d", tag, (int)getpid());
+	api("POST", auth, key, body, r, "%s", path);
+	ck_assert_msg(r->status == 200, "%ld %s", r->status, r->body);
+	ck_assert_ptr_null(http_header(r, "Idempotent-Replayed", buf, sizeof(buf)));
+	api("POST", auth, key, body, &b, "%s", path);
+	ck_assert_int_eq(b.status, 200);
+	ck_assert_str_eq(http_header(&b, "Idempotent-Replayed", buf, sizeof(buf)), "true");
+	ck_assert_str_eq(b.body, r->body);
+	http_free(&b);
+	api("POST", auth, key, other, &b, "%s", path);
+	ck_assert_msg(b.status == 422, "%ld %s", b.status, b.body);
+	http_free(&b);
+	c = hold_idempotency_lock(merchant, key + strlen("Idempotency-Key: "));
+	api("POST", auth, key, body, &b, "%s", path);
+	db_release(c);
+	ck_assert_msg(b.status == 409, "%ld %s", b.status, b.body);
+	http_free(&b);
 }
 
 const char *

@@ -38,6 +38,15 @@ void reversal_post(const char *auth, const char *tr, const char *body, struct ht
 void assert_refused(const char *auth, const char *path, const char *body, long status,
     const char *needle);
 
+/*
+ * Idempotency-Key as merchant (its id) with auth: body POSTed to path twice under a new key
+ * (tag and the pid make it) must be answered once and replayed once (Idempotent-Replayed:
+ * true, the same body); other under the key, 422; the key held as by a request in flight,
+ * 409. The first reply into r.
+ */
+void assert_idempotent(const char *merchant, const char *auth, const char *path,
+    const char *tag, const char *body, const char *other, struct http_resp *r);
+
 /* A string member of o, or NULL when it is absent or JSON null. */
 const char *jstr(struct json_object *o, const char *key);
 
