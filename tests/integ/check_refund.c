@@ -440,6 +440,30 @@ START_TEST(test_idempotency)
 }
 END_TEST
 
+/* Refunds at once: under the session's row lock exactly what is left goes through. */
+START_TEST(test_race)
+{
+	enum { N = 5 };
+	const char *h[] = { JSON_CT, shop.auth, NULL };
+	char sid[37];
+	struct http_resp r[N];
+	int i, ok = 0;
+
+	paid_session(shop.auth, "10.00", "order-race", NULL, sid);
+	ck_assert_int_eq(http_parallel(N, refunds_path(sid), h, "{\"amount\":4.00}", r), 0);
+	for (i = 0; i < N; i++) {
+		if (r[i].status == 200)
+			ok++;
+		else
+			assert_fail(&r[i], 400, "amount 4.00 is above what is left to refund (2.00)");
+		http_free(&r[i]);
+	}
+	ck_assert_int_eq(ok, 2);
+	ck_assert_str_eq(session_state(sid), "paid 800");
+	assert_ledger_ok();
+}
+END_TEST
+
 /* Case 7: refund.succeeded reaches the merchant, signed, with the contract's data. */
 START_TEST(test_webhook)
 {
@@ -500,6 +524,7 @@ main(void)
 	tcase_add_test(t, test_not_found);
 	tcase_add_loop_test(t, test_auth_denied, 0, 5);
 	tcase_add_test(t, test_idempotency);
+	tcase_add_test(t, test_race);
 	tcase_add_test(t, test_webhook);
 	return fixture_main(s, setup, service_key_free);
 }

@@ -377,6 +377,33 @@ START_TEST(test_idempotency)
 }
 END_TEST
 
+/* Reversals at once: under the transfer's row lock exactly what is left goes through. */
+START_TEST(test_race)
+{
+	enum { N = 5 };
+	const char *h[] = { JSON_CT, shop.auth, NULL };
+	char v[1][16], tr[1][40], want[256];
+	struct http_resp r[N];
+	int i, ok = 0;
+
+	transfer_new(1, v, (const char *const[]){ "5.00" }, tr);
+	snprintf(want, sizeof(want), "amount 2.00 is above what is left to reverse of transfer %s"
+	    " (1.00)", tr[0]);
+	ck_assert_int_eq(http_parallel(N, reversals_path(tr[0]), h, "{\"amount\":2.00}", r), 0);
+	for (i = 0; i < N; i++) {
+		if (r[i].status == 200)
+			ok++;
+		else
+			assert_fail(&r[i], 400, want);
+		http_free(&r[i]);
+	}
+	ck_assert_int_eq(ok, 2);
+	ck_assert_str_eq(reversed_of(tr[0]), "400");
+	ck_assert_int_eq(balance_of(v[0]), 100);
+	assert_ledger_ok();
+}
+END_TEST
+
 /* Case 6, all or nothing: the second reversal is refused, so the first is not made either. */
 enum { R_ABOVE, R_UNKNOWN, R_MALFORMED, R_REPEATS, R_OTHERS, R_SHORT, R_FROZEN, R_FULL };
 static const char *const refusals[] = { "above", "unknown", "malformed", "repeats", "others",
@@ -518,6 +545,7 @@ main(void)
 	tcase_add_test(t, test_refund_net_zero);
 	tcase_add_test(t, test_refund_same_vendor);
 	tcase_add_test(t, test_idempotency);
+	tcase_add_test(t, test_race);
 	tcase_add_loop_test(t, test_refund_reversals_refused, 0, NELEM(refusals));
 	tcase_add_test(t, test_webhook);
 	return fixture_main(s, setup, service_key_free);
