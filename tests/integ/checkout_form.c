@@ -7,6 +7,7 @@
 
 #include "checkout_form.h"
 #include "crypto.h"
+#include "fixture.h"
 
 /* HMAC-SHA256 of "csrf:<id>" under the stack's secrets key, in hex. */
 const char *
@@ -52,4 +53,34 @@ pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *
 	snprintf(fields, sizeof(fields), "method=wallet&action=pay&account_number=%s&pin=%s", acct,
 	    pin);
 	post_form(id, fields, r);
+}
+
+void
+pay_card(const char *id, const char *number, struct http_resp *r)
+{
+	char fields[256];
+
+	snprintf(fields, sizeof(fields), "method=test_card&action=pay&card_number=%s"
+	    "&card_expiry=12%%2F99&card_cvc=123", number);
+	post_form(id, fields, r);
+}
+
+void
+paid_session(const char *auth, const char *price, const char *user, const char *acct,
+    char id[37])
+{
+	char body[512];
+	struct http_resp r;
+
+	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\","
+	    "\"price\":%s}],\"user_id\":\"%s\",\"email\":\"buyer@example.com\"}", price, user);
+	new_session(auth, body, id);
+	if (acct != NULL)
+		pay_wallet(id, acct, "1234", &r);
+	else
+		pay_card(id, "4242424242424242", &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "Payment received") != NULL,
+	    "paying %s: %ld", id, r.status);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
 }

@@ -1,5 +1,6 @@
 /* What the transfer suites share (see transfers.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -83,6 +84,16 @@ new_merchant(struct merchant *m, const char *pin, const char *deposit, bool sett
 	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
 }
 
+void
+merchant_webhook(const struct merchant *m, char secret[128])
+{
+	const char *s = ctl("merchant webhook %s --url %s", m->id,
+	    getenv("MARKETPAY_WEBHOOK_RECEIVER"));
+
+	need(s != NULL && strncmp(s, "whsec_", 6) == 0, "merchant webhook");
+	snprintf(secret, 128, "%s", s);
+}
+
 const char *
 pin_failures(const struct merchant *m)
 {
@@ -95,4 +106,39 @@ send_as(const char *auth, const char *body, const char *extra, struct http_resp 
 	const char *h[] = { JSON_CT, auth, extra, NULL };
 
 	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
+}
+
+const char *
+transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts)
+{
+	static char b[8192];
+	size_t len;
+	int i;
+
+	len = (size_t)snprintf(b, sizeof(b), "{\"pin\":\"%s\",\"vendors\":[", pin);
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(b + len, sizeof(b) - len, "%s{\"account_number\":\"%s\","
+		    "\"amount\":%s}", i ? "," : "", accts[i], amounts[i]);
+	snprintf(b + len, sizeof(b) - len, "]}");
+	return b;
+}
+
+void
+transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const *amounts,
+    char ids[][40])
+{
+	struct json_object *detail, *v;
+	struct http_resp r;
+	int i;
+
+	send_as(m->auth, transfer_body(pin_ok(), n, accts, amounts), NULL, &r);
+	ck_assert_msg(r.status == 200, "transfer: %ld %s", r.status, r.body);
+	ck_assert(json_object_object_get_ex(r.json, "transaction_detail", &detail));
+	ck_assert_int_eq(json_object_array_length(detail), n);
+	for (i = 0; i < n; i++) {
+		ck_assert(json_object_object_get_ex(json_object_array_get_idx(detail, i),
+		    "transaction_id", &v));
+		snprintf(ids[i], 40, "%s", json_object_get_string(v));
+	}
+	http_free(&r);
 }

@@ -35,10 +35,24 @@ void new_account(char out[16], const char *args);
 /* A merchant with a key, the given PIN, settlement on or off, its account holding deposit. */
 void new_merchant(struct merchant *m, const char *pin, const char *deposit, bool settle);
 
+/* Points m's webhooks at the stack's receiver; the whsec_ secret they are signed with into
+ * secret[128]. */
+void merchant_webhook(const struct merchant *m, char secret[128]);
+
 /* The merchant's count of consecutive wrong PINs, as text. */
 const char *pin_failures(const struct merchant *m);
 
 /* POSTs body to send-money-MultiVendor as auth, with extra (a header line, or NULL). */
 void send_as(const char *auth, const char *body, const char *extra, struct http_resp *r);
+
+/* The body of a transfer of amounts[i] (JSON number text) to accts[i] (static buffer). */
+const char *transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts);
+
+/*
+ * m transfers amounts[i] to accts[i] with the right PIN, which must succeed (a 200); the
+ * transfers' tr_ ids, in request order, into ids.
+ */
+void transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const *amounts,
+    char ids[][40]);
 
 #endif
