@@ -235,6 +235,15 @@ expect_error "400 'amount 3.00 is above the vendor account's available balance'"
 refund_call "$rkey" "$s1" "{\"amount\":1.00,\"reverse_transfers\":[{\"transfer_id\":\"$t1\",\"amount\":3.00}]}"
 expect_error "400 'reverse_transfers[0].amount 3.00 is above the vendor account's available balance'" \
 	400 "reverse_transfers[0].amount 3.00 is above the vendor account's available balance"
+same "... which move nothing" "$(footprint)" "$before"
+# A second transfer to that vendor: 3.00 and 1.00 of the two are each within its 3.00, not
+# together.
+send "$rkey" "$(transfer_body "$(good)" "$rv1" 1.00)"
+t4=$(jq -r '.transaction_detail[0].transaction_id' <<<"$body") || true
+before=$(footprint)
+refund_call "$rkey" "$s1" "{\"amount\":1.00,\"reverse_transfers\":[{\"transfer_id\":\"$t1\",\"amount\":3.00},{\"transfer_id\":\"$t4\",\"amount\":1.00}]}"
+expect_error "400 'reverse_transfers[0].amount: 2 reversals from one vendor total 4.00, above its balance'" \
+	400 "reverse_transfers[0].amount: 2 reversals from one vendor total 4.00, above its balance"
 frozen() { sql "UPDATE accounts SET status = '$2' WHERE account_number = '$1'" >/dev/null; }
 frozen "$rv1" frozen
 reverse_call "$rkey" "$t1" '{"amount":1.00}'
