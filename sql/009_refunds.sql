@@ -6,7 +6,9 @@
 --   * refunds and reversals are append-only, like the ledger;
 --   * the workers reach them only through two intent functions, mp_refund_session and
 --     mp_reverse_transfer, each one ledger transaction, all or nothing.
--- Lock order (no deadlocks with the payment and transfer functions): the session, the
+-- Lock order (no deadlocks with the payment and transfer functions): the merchant's row
+-- (FOR KEY SHARE, which the ledger's foreign keys take anyway: taken first, it waits for a
+-- transfer holding the row FOR UPDATE before any account is held), the session, the
 -- transfers in id order, the customer's wallet, then every account in id order (mp_post).
 
 ALTER TABLE ledger_transactions DROP CONSTRAINT ledger_transactions_kind_check,
@@ -303,6 +305,7 @@ DECLARE
     v_accounts bigint[];
     v_amounts bigint[];
 BEGIN
+    PERFORM 1 FROM merchants WHERE id = p_merchant FOR KEY SHARE;
     SELECT * INTO s FROM payment_sessions
     WHERE id = p_session AND merchant_id = p_merchant FOR UPDATE;
     IF NOT FOUND THEN
@@ -385,6 +388,7 @@ DECLARE
     v_tx bigint;
     v_id text;
 BEGIN
+    PERFORM 1 FROM merchants WHERE id = p_merchant FOR KEY SHARE;
     SELECT jsonb_agg(to_jsonb(p)), sum(p.amount), min(p.vendor)
     INTO v_plan, v_amount, v_vendor
     FROM mp_reversal_plan(p_merchant, ARRAY[p_transfer], ARRAY[p_amount], NULL) p;
