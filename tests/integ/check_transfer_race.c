@@ -10,12 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <curl/curl.h>
-#include <libpq-fe.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -51,18 +48,6 @@ body_of(const char *pin, const char *a0, const char *a1)
 		    vendor[1], a1);
 	snprintf(b + n, sizeof(b) - (size_t)n, "]}");
 	return b;
-}
-
-/* The message of a 400 with success false, or NULL when r is something else. */
-static const char *
-refusal(const struct http_resp *r)
-{
-	struct json_object *v;
-
-	if (r->status != 400 || !json_object_object_get_ex(r->json, "success", &v) ||
-	    !json_object_is_type(v, json_type_boolean) || json_object_get_boolean(v))
-		return NULL;
-	return http_json_str(r, "message");
 }
 
 /* A transfer's 200 (marketpay-api(7)) with n transfers; the first transaction_id, or NULL. */
@@ -333,18 +318,18 @@ tally_guesses(struct http_resp *r, int n, int tally[3])
 START_TEST(test_race_pin_guessing)
 {
 	enum { N = 12 };
+	static char bodies[N][2048];
 	struct merchant m;
 	struct http_resp r[N];
+	struct http_req q[N];
 	char wrong[1024];
 	const char *h[] = { JSON_CT, NULL, NULL }, *p[1];
-	int fd[2], i, waiting = 0, tally[3] = { 0, 0, 0 };
-	pid_t child;
-	PGconn *c;
+	int i, waiting, tally[3] = { 0, 0, 0 };
 
 	/* Four wrong guesses one by one: one is left before the lock. */
 	new_merchant(&m, "1234", "10.00", true);
 	h[1] = m.auth;
-	sealed("5555", wrong);
+	p[0] = m.id;
 	for (i = 0; i < 4; i++) {
 		send_as(m.auth, body_of(sealed("5555", wrong), "1", NULL), NULL, &r[0]);
 		assert_fail(&r[0], 400, "invalid PIN");
@@ -354,33 +339,13 @@ START_TEST(test_race_pin_guessing)
 	 * Then N at once. Holding the merchant's row for a moment lines them up in the workers,
 	 * as a burst on a busy machine would; they must still get one guess between them.
 	 */
-	c = PQconnectdb("");
-	p[0] = m.id;
-	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-	PQclear(PQexec(c, "BEGIN"));
-	PQclear(PQexecParams(c, "SELECT 1 FROM merchants WHERE id = $1::bigint FOR UPDATE", 1, NULL,
-	    p, NULL, NULL, 0));
-	ck_assert_int_eq(pipe(fd), 0);
-	if ((child = fork()) == 0) {
-		static char bodies[N][2048];
-		const char *each[N];
-
-		for (i = 0; i < N; i++)
-			each[i] = strcpy(bodies[i], body_of(sealed("5555", wrong), "1", NULL));
-		i = http_parallel_each(N, SEND, h, each, r);
-		tally_guesses(r, N, tally);
-		_exit(i == 0 && write(fd[1], tally, sizeof(tally)) == sizeof(tally) ? 0 : 1);
-	}
-	for (i = 0; i < 30 && waiting < 2; i++) {
-		usleep(100000);
-		waiting = atoi(db_value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type ="
-		    " 'Lock' AND datname = current_database()", NULL));
-	}
-	usleep(300000);
-	PQclear(PQexec(c, "COMMIT"));
-	PQfinish(c);
-	ck_assert_int_eq(read(fd[0], tally, sizeof(tally)), (ssize_t)sizeof(tally));
-	waitpid(child, NULL, 0);
+	for (i = 0; i < N; i++)
+		q[i] = (struct http_req){ "POST", SEND, h,
+		    strcpy(bodies[i], body_of(sealed("5555", wrong), "1", NULL)) };
+	waiting = http_parallel_held(db_hold("SELECT 1 FROM merchants WHERE id = $1::bigint FOR"
+	    " UPDATE", 1, p), 2, N, q, r);
+	ck_assert_int_ge(waiting, 0);
+	tally_guesses(r, N, tally);
 	ck_assert_msg(tally[2] == 0, "%d replies were neither 'invalid PIN' nor locked", tally[2]);
 	ck_assert_msg(tally[0] <= 1, "%d guesses were tried after the 4th wrong PIN, not 1 (%d"
 	    " requests were waiting together)", tally[0], waiting);
