@@ -46,7 +46,7 @@ struct req {
 	struct timespec start;
 
 	/* set by routing and auth */
-	const char *param;     /* path parameter, points into path */
+	char param[80];        /* the path's parameter; "" = none, or too long for any id */
 	int64_t merchant_id;   /* 0 = not authenticated */
 	char merchant[24];     /* merchant_id in decimal, for SQL parameters ("" = none) */
 	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */

@@ -10,6 +10,8 @@
 #include "health.h"
 #include "idem.h"
 #include "json.h"
+#include "refund.h"
+#include "reversal.h"
 #include "route.h"
 #include "session.h"
 #include "settle_pin.h"
@@ -19,7 +21,8 @@
 struct route {
 	const char *method;
 	const char *path;     /* exact path, or a prefix ending in '/' when param is set */
-	bool param;           /* the rest of the path (one segment) is the handler's parameter */
+	bool param;           /* one path segment after path is the handler's parameter */
+	const char *suffix;   /* what follows the parameter ("" = nothing) */
 	const char *deny;     /* 401 detail text; NULL = no API key needed */
 	const char *body;     /* the body's content type; NULL = no body */
 	const struct body_spec *spec; /* JSON bodies: the field table and checks; NULL = none */
@@ -37,43 +40,62 @@ struct route {
 #define IDEM true
 
 static const struct route routes[] = {
-	{ "POST", "/api/v1/payment/create-session", false, DENY_SESSION, JSON, &session_body,
-	  IDEM, session_create },
-	{ "GET",  "/api/v1/payment/sessions/", true, DENY_SESSION, NULL, NULL, false,
+	{ "POST", "/api/v1/payment/create-session", false, "", DENY_SESSION, JSON,
+	  &session_body, IDEM, session_create },
+	{ "GET",  "/api/v1/payment/sessions/", true, "", DENY_SESSION, NULL, NULL, false,
 	  session_get },
-	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, DENY_TRANSFER, JSON,
+	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,
+	  &refund_body, IDEM, refund_create },
+	{ "GET",  "/api/v1/payment/refunds/", true, "", DENY_SESSION, NULL, NULL, false,
+	  refund_get },
+	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,
 	  &transfer_body, IDEM, transfer_send },
-	{ "GET",  "/api/v1/payment/pin-public-key", false, DENY_TRANSFER, NULL, NULL, false,
+	{ "POST", "/api/v1/payment/transfers/", true, "/reversals", DENY_TRANSFER, JSON,
+	  &reversal_body, IDEM, reversal_create },
+	{ "GET",  "/api/v1/payment/pin-public-key", false, "", DENY_TRANSFER, NULL, NULL, false,
 	  settle_pin_public_key },
-	{ "GET",  "/api/v1/health", false, NULL, NULL, NULL, false, health_get },
-	{ "GET",  "/checkout/", true, NULL, NULL, NULL, false, checkout_get },
-	{ "POST", "/checkout/", true, NULL, FORM, NULL, false, checkout_post },
+	{ "GET",  "/api/v1/health", false, "", NULL, NULL, NULL, false, health_get },
+	{ "GET",  "/checkout/", true, "", NULL, NULL, NULL, false, checkout_get },
+	{ "POST", "/checkout/", true, "", NULL, FORM, NULL, false, checkout_post },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 bool
-route_at(size_t i, const char **method, const char **path, bool *param, const char **deny)
+route_at(size_t i, const char **method, const char **path, bool *param, const char **suffix,
+    const char **deny)
 {
 	if (i >= NROUTES)
 		return false;
 	*method = routes[i].method;
 	*path = routes[i].path;
 	*param = routes[i].param;
+	*suffix = routes[i].suffix;
 	*deny = routes[i].deny;
 	return true;
 }
 
+/*
+ * Whether path is r's; the parameter (one non-empty segment) goes into param[paramlen],
+ * which is empty when it does not fit (the handler then finds nothing by it).
+ */
 static bool
-path_matches(const struct route *r, const char *path, const char **param)
+path_matches(const struct route *r, const char *path, char *param, size_t paramlen)
 {
-	size_t n = strlen(r->path);
+	size_t n = strlen(r->path), seg;
 
 	if (!r->param)
 		return strcmp(path, r->path) == 0;
-	if (strncmp(path, r->path, n) != 0 || path[n] == '\0' || strchr(path + n, '/') != NULL)
+	if (strncmp(path, r->path, n) != 0)
 		return false;
-	*param = path + n;
+	seg = strcspn(path + n, "/");
+	if (seg == 0 || strcmp(path + n + seg, r->suffix) != 0)
+		return false;
+	param[0] = '\0';
+	if (seg < paramlen) {
+		memcpy(param, path + n, seg);
+		param[seg] = '\0';
+	}
 	return true;
 }
 
@@ -154,13 +176,12 @@ void
 route_dispatch(struct app *app, struct req *req)
 {
 	const struct route *found = NULL;
-	char allow[64] = "";
-	const char *param = NULL;
+	char allow[64] = "", param[sizeof(req->param)] = "";
 	size_t i;
 	bool path_known = false;
 
 	for (i = 0; i < NROUTES && found == NULL; i++) {
-		if (!path_matches(&routes[i], req->path, &param))
+		if (!path_matches(&routes[i], req->path, param, sizeof(param)))
 			continue;
 		path_known = true;
 		if (strcmp(routes[i].method, req->method) == 0)
@@ -180,7 +201,7 @@ route_dispatch(struct app *app, struct req *req)
 		req_fail(req, 405, "method not allowed here; use %s", allow);
 		return;
 	}
-	req->param = param;
+	memcpy(req->param, param, sizeof(req->param));
 	if (found->deny != NULL) {
 		if (!db_ready(app->db)) {
 			req_fail_err(req, ERR_UNAVAILABLE);

@@ -25,10 +25,10 @@ void route_dispatch(struct app *app, struct req *req);
 
 /*
  * Route i of the table: its method, path (a prefix ending in '/' when param), whether the
- * path takes a parameter, and its 401 text (NULL: no key). Static strings; false past the
- * last route. For the tests that keep the docs in step with the table.
+ * path takes a parameter, what follows it ("" = nothing), and its 401 text (NULL: no key).
+ * Static strings; false past the last route. For the tests that keep the docs in step.
  */
 bool route_at(size_t i, const char **method, const char **path, bool *param,
-    const char **deny);
+    const char **suffix, const char **deny);
 
 #endif

@@ -243,7 +243,7 @@ static struct json_object *
 session_json(const struct app *app, PGresult *s, PGresult *items)
 {
 	struct json_object *o = json_success("Payment session found.");
-	char url[2048];
+	char url[2048], msg[128];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
 	    PQgetvalue(s, 0, SESSION_GET_ID));
@@ -258,7 +258,10 @@ session_json(const struct app *app, PGresult *s, PGresult *items)
 	    json_add(o, "items", items_json(items)) != 0 ||
 	    add_col(o, "created_at", s, 0, SESSION_GET_CREATED) != 0 ||
 	    add_col(o, "expires_at", s, 0, SESSION_GET_EXPIRES) != 0 ||
-	    json_add(o, "url", json_object_new_string(url)) != 0) {
+	    json_add(o, "url", json_object_new_string(url)) != 0 ||
+	    json_add(o, "amount_refunded", money_col(s, 0, SESSION_GET_REFUNDED)) != 0 ||
+	    json_add(o, "refunds", json_parse_strict(PQgetvalue(s, 0, SESSION_GET_REFUNDS),
+	    (size_t)PQgetlength(s, 0, SESSION_GET_REFUNDS), msg, sizeof(msg))) != 0) {
 		json_object_put(o);
 		return NULL;
 	}

@@ -55,25 +55,12 @@ check_vendors(const struct config *cfg, void *arg, char *msg, size_t msglen)
 	size_t i, j, n;
 	char prefix[32];
 
-	n = json_object_array_length(in->vendors);
-	if (n == 0 || n > (size_t)cfg->max_vendors || n > NELEM(v)) {
-		snprintf(msg, msglen, n == 0 ? "vendors must not be empty" :
-		    "vendors must have at most %ld entries", cfg->max_vendors);
+	if ((n = valid_objects(in->vendors, "vendors", cfg->max_vendors < (long)NELEM(v) ?
+	    (size_t)cfg->max_vendors : NELEM(v), vendor_fields, NELEM(vendor_fields),
+	    cfg->max_amount, v, sizeof(v[0]), msg, msglen)) == 0)
 		return false;
-	}
 	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(in->vendors, i);
-
-		snprintf(prefix, sizeof(prefix), "vendors[%zu]", i);
-		if (!json_object_is_type(o, json_type_object)) {
-			snprintf(msg, msglen, "%s must be an object", prefix);
-			return false;
-		}
-		strncat(prefix, ".", sizeof(prefix) - strlen(prefix) - 1);
-		memset(&v[i], 0, sizeof(v[i]));
-		if (!valid_object(o, vendor_fields, NELEM(vendor_fields), prefix, cfg->max_amount,
-		    &v[i], msg, msglen))
-			return false;
+		snprintf(prefix, sizeof(prefix), "vendors[%zu].", i);
 		if (!account_form(v[i].account_number)) {
 			snprintf(msg, msglen, "%saccount_number: no such account", prefix);
 			return false;

@@ -320,6 +320,36 @@ valid_object(struct json_object *obj, const struct valid_field *fields, size_t n
 	return true;
 }
 
+size_t
+valid_objects(struct json_object *arr, const char *name, size_t max,
+    const struct valid_field *fields, size_t n, int64_t money_max, void *out, size_t size,
+    char *msg, size_t msglen)
+{
+	size_t count = json_object_array_length(arr), i;
+	char prefix[64];
+
+	if (count == 0 || count > max) {
+		snprintf(msg, msglen, count == 0 ? "%s must not be empty" :
+		    "%s must have at most %zu entries", name, max);
+		return 0;
+	}
+	for (i = 0; i < count; i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+
+		snprintf(prefix, sizeof(prefix), "%s[%zu]", name, i);
+		if (!json_object_is_type(o, json_type_object)) {
+			snprintf(msg, msglen, "%s must be an object", prefix);
+			return 0;
+		}
+		strncat(prefix, ".", sizeof(prefix) - strlen(prefix) - 1);
+		memset((char *)out + i * size, 0, size);
+		if (!valid_object(o, fields, n, prefix, money_max, (char *)out + i * size, msg,
+		    msglen))
+			return 0;
+	}
+	return count;
+}
+
 bool
 valid_uuid(const char *s)
 {

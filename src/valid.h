@@ -40,6 +40,15 @@ bool valid_object(struct json_object *obj, const struct valid_field *fields, siz
     const char *prefix, int64_t money_max, void *out, char *msg, size_t msglen);
 
 /*
+ * The JSON array arr, named name in messages: 1 to max elements, each an object passing the
+ * n rules (its prefix "name[i]."), element i stored at out + i * size (zeroed first; out
+ * holds max). Returns the number of elements, or 0 with the field and rule in msg.
+ */
+size_t valid_objects(struct json_object *arr, const char *name, size_t max,
+    const struct valid_field *fields, size_t n, int64_t money_max, void *out, size_t size,
+    char *msg, size_t msglen);
+
+/*
  * Length of the UTF-8 sequence at p, of at most left bytes (no overlong forms, no
  * surrogates, nothing above U+10FFFF), or 0 when it is invalid.
  */

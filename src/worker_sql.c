@@ -29,18 +29,27 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " $5, $6, $7, $8::int, $9::jsonb)" },
 	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
 	{ "session_get",
-	  "SELECT id, mp_session_status(status, expires_at), amount, currency, user_id, email,"
-	  " redirect_success_url, redirect_failure_url, mp_iso(created_at), mp_iso(expires_at)"
-	  " FROM payment_sessions WHERE id = $1::uuid AND merchant_id = $2" },
+	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
+	  " s.user_id, s.email, s.redirect_success_url, s.redirect_failure_url,"
+	  " mp_iso(s.created_at), mp_iso(s.expires_at), s.amount_refunded,"
+	  " (SELECT coalesce(json_agg(mp_refund_json(r) ORDER BY r.created_at, r.id), '[]')"
+	  " FROM refunds r WHERE r.session_id = s.id)"
+	  " FROM payment_sessions s WHERE s.id = $1::uuid AND s.merchant_id = $2" },
 	/* DB_SESSION_ITEMS: $1 session id; enum session_items_col */
 	{ "session_items",
 	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"
 	  " ORDER BY position" },
 	/* DB_LOCK_TIMEOUT: $1 milliseconds, for this transaction only */
 	{ "lock_timeout", "SELECT set_config('lock_timeout', $1 || 'ms', true)" },
-	/* DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends */
+	/*
+	 * DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends. Once it is
+	 * held, lock_timeout goes back to none: the bound is for the key, and the handler's row
+	 * locks (fifty refunds of one session) wait as they would without the header instead
+	 * of failing with 409. OFFSET 0 keeps the lock first.
+	 */
 	{ "idem_lock",
-	  "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201))" },
+	  "SELECT set_config('lock_timeout', '0', true) FROM (SELECT"
+	  " pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201)) OFFSET 0) l" },
 	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds; enum idem_get_col */
 	{ "idem_get",
 	  "SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys"
@@ -77,4 +86,16 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount, transaction_date"
 	  " FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea, $4::bigint, $5, $6::text[],"
 	  " $7::bigint[], $8)" },
+	/* DB_REFUND_CREATE: $1 merchant, $2 session, $3 amount or NULL (all left), $4 reason,
+	 * $5 transfers to reverse, $6 their amounts (NULL: all left); enum intent_col */
+	{ "refund_create",
+	  "SELECT mp_refund_session($1::bigint, $2::uuid, $3::bigint, $4, $5::text[],"
+	  " $6::bigint[])" },
+	/* DB_REFUND_GET: $1 refund id, $2 merchant; enum intent_col */
+	{ "refund_get",
+	  "SELECT mp_refund_json(r) FROM refunds r WHERE r.id = $1 AND r.merchant_id = $2" },
+	/* DB_REVERSAL_CREATE: $1 merchant, $2 transfer, $3 amount or NULL (all left), $4 reason;
+	 * enum intent_col */
+	{ "reversal_create",
+	  "SELECT mp_reverse_transfer($1::bigint, $2, $3::bigint, $4)" },
 };

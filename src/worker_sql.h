@@ -22,6 +22,9 @@ enum worker_stmt {
 	DB_PAY_TEST_CARD,
 	DB_CANCEL,
 	DB_TRANSFER_SEND,
+	DB_REFUND_CREATE,
+	DB_REFUND_GET,
+	DB_REVERSAL_CREATE,
 	DB_STMT__MAX
 };
 
@@ -42,7 +45,9 @@ enum session_get_col {
 	SESSION_GET_SUCCESS_URL,
 	SESSION_GET_FAILURE_URL,
 	SESSION_GET_CREATED,
-	SESSION_GET_EXPIRES
+	SESSION_GET_EXPIRES,
+	SESSION_GET_REFUNDED,     /* amount_refunded, minor units */
+	SESSION_GET_REFUNDS       /* JSON array of the refunds as the API shows them */
 };
 
 /* DB_SESSION_ITEMS: one row per item, in order */
@@ -75,6 +80,9 @@ enum pay_col {
 	PAY_COL_LOCKED_UNTIL,
 	PAY_COL_LOCKED_SECONDS
 };
+
+/* DB_REFUND_CREATE, DB_REFUND_GET, DB_REVERSAL_CREATE: the object as the API shows it */
+enum intent_col { INTENT_OBJECT };
 
 /* DB_CANCEL: the session's status afterwards */
 enum cancel_col { CANCEL_STATUS };

@@ -76,10 +76,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_check_reply(req);
 	if (req->status == 405)
 		FUZZ_ASSERT(req_header_out(req, "Allow") != NULL);
-	if (req->param != NULL) {
-		FUZZ_ASSERT(req->param > req->path && strchr(req->param, '/') == NULL);
-		check_session_id(req->param);
-	}
+	/* The parameter is one segment of the path, or empty. */
+	FUZZ_ASSERT(strchr(req->param, '/') == NULL &&
+	    (req->param[0] == '\0' || strstr(req->path, req->param) != NULL));
+	check_session_id(req->param);
 	req_free(req);
 	return 0;
 }

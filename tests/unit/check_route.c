@@ -228,13 +228,13 @@ source_file(const char *name)
 START_TEST(test_docs_follow_routes)
 {
 	char *readme = source_file("README.md"), *page = source_file("man/marketpay-api.7");
-	const char *method, *path, *deny, *line, *end;
+	const char *method, *path, *suffix, *deny, *line, *end;
 	char shown[256];
 	size_t i;
 	bool param, found;
 
-	for (i = 0; route_at(i, &method, &path, &param, &deny); i++) {
-		snprintf(shown, sizeof(shown), "%s%s`", path, param ? "{id}" : "");
+	for (i = 0; route_at(i, &method, &path, &param, &suffix, &deny); i++) {
+		snprintf(shown, sizeof(shown), "%s%s%s`", path, param ? "{id}" : "", suffix);
 		found = false;
 		for (line = readme; !found && line != NULL && *line != '\0'; line = end ? end + 1 : NULL) {
 			end = strchr(line, '\n');
@@ -244,7 +244,8 @@ START_TEST(test_docs_follow_routes)
 		}
 		ck_assert_msg(found, "README's API table has no row for %s %s", method, shown);
 		if (strncmp(path, "/api/", 5) == 0)
-			ck_assert_msg(strstr(page, path) != NULL, "marketpay-api(7) lacks %s", path);
+			ck_assert_msg(strstr(page, path) != NULL && strstr(page, suffix) != NULL,
+			    "marketpay-api(7) lacks %s…%s", path, suffix);
 		if (deny != NULL)
 			ck_assert_msg(strstr(page, deny) != NULL && strstr(readme, deny) != NULL,
 			    "the 401 text '%s' is not in marketpay-api(7) and the README", deny);

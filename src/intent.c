@@ -1,0 +1,80 @@
+/* The endpoints after the sale: one statement, one API object or one refusal. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "intent.h"
+#include "json.h"
+#include "sqlstate.h"
+#include "valid.h"
+#include "worker_sql.h"
+
+bool
+intent_id_ok(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(s, prefix, n) == 0 && strlen(s + n) == 32 &&
+	    strspn(s + n, "0123456789abcdef") == 32;
+}
+
+const char *
+intent_amount(const struct intent_in *in, char buf[24])
+{
+	if (!in->has_amount)
+		return NULL;
+	snprintf(buf, 24, "%lld", (long long)in->amount);
+	return buf;
+}
+
+/* The 200 body around the object's JSON text; NULL on ENOMEM or text that is not JSON. */
+static struct json_object *
+success_body(const struct intent_reply *out, const char *text, size_t len)
+{
+	struct json_object *o = json_success(out->message), *obj;
+	char msg[128];
+
+	if (o == NULL || (obj = json_parse_strict(text, len, msg, sizeof(msg))) == NULL ||
+	    json_add(o, out->key, obj) != 0) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+enum err
+intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
+    const struct intent_reply *out)
+{
+	struct json_object *body = NULL;
+	const char *state;
+	PGresult *r;
+	enum err e;
+
+	/* Another merchant's object is reported exactly like a missing one (in SQL). */
+	if (out->id == NULL ? !valid_uuid(req->param) : !intent_id_ok(req->param, out->id)) {
+		req_fail(req, 404, "%s", out->notfound);
+		return ERR_OK;
+	}
+	if ((r = db_run(app->db, stmt, n, params, &e)) == NULL) {
+		if (e != ERR_INVALID)
+			return e;
+		state = db_sqlstate(app->db);
+		if (strcmp(state, SQLSTATE_NOT_FOUND) == 0)
+			req_fail(req, 404, "%s", out->notfound);
+		else if (strncmp(state, "MP03", 4) == 0)
+			req_fail(req, 400, "%s", db_message(app->db));
+		else
+			return ERR_INTERNAL;
+		return ERR_OK;
+	}
+	e = ERR_OK;
+	if (PQntuples(r) == 0 || PQgetisnull(r, 0, INTENT_OBJECT))
+		req_fail(req, 404, "%s", out->notfound);
+	else if ((body = success_body(out, PQgetvalue(r, 0, INTENT_OBJECT),
+	    (size_t)PQgetlength(r, 0, INTENT_OBJECT))) == NULL || req_reply_json(req, 200, body) != 0)
+		e = ERR_NOMEM;
+	PQclear(r);
+	json_object_put(body);
+	return e;
+}

@@ -1,0 +1,56 @@
+#ifndef MP_INTENT_H
+#define MP_INTENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "app.h"
+#include "err.h"
+#include "req.h"
+#include "valid.h"
+
+/* The body fields of every endpoint after the sale: how much (absent = all left) and why. */
+struct intent_in {
+	int64_t amount;          /* minor units, when has_amount */
+	bool has_amount;
+	const char *reason;      /* NULL = none; points into the JSON */
+};
+
+#define INTENT_REASON_MAX 500
+
+/* The two field table rows for a struct intent_in at m in a struct t (m: "name." or empty). */
+#define INTENT_FIELDS(t, m) \
+	{ "amount", VALID_MONEY, false, false, 0, NULL, NULL, offsetof(t, m amount), \
+	  offsetof(t, m has_amount) }, \
+	{ "reason", VALID_STRING, false, false, INTENT_REASON_MAX, NULL, NULL, \
+	  offsetof(t, m reason), VALID_NO_PRESENT }
+
+/*
+ * What the endpoints after the sale share: a statement that returns one API object as JSON
+ * (a refund, a reversal) or raises one of the service's SQLSTATEs.
+ */
+struct intent_reply {
+	const char *id;        /* the path parameter's form: "re_" and 32 hex digits; NULL = UUID */
+	const char *message;   /* the 200's "message" */
+	const char *key;       /* the object's key in the 200 body ("refund") */
+	const char *notfound;  /* the 404's message: no row, or SQLSTATE_NOT_FOUND */
+};
+
+/*
+ * Checks req->param has the form out->id (else 404 without asking the database), runs stmt
+ * with n params and answers req: 200 with {status_code, success, message, key:
+ * the object}; 404 with out->notfound; 400 with the database's own message for the other
+ * refusals of src/sqlstate.h (they name the field and the rule). Returns ERR_OK when it
+ * answered, else the error for the pipeline to answer (nothing was answered).
+ */
+enum err intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
+    const struct intent_reply *out);
+
+/* True when s is prefix followed by 32 lowercase hex digits: the form of our object ids. */
+bool intent_id_ok(const char *s, const char *prefix);
+
+/* The amount as a SQL parameter: its minor units in buf, or NULL when none was given. */
+const char *intent_amount(const struct intent_in *in, char buf[24]);
+
+#endif
