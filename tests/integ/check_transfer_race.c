@@ -50,22 +50,6 @@ body_of(const char *pin, const char *a0, const char *a1)
 	return b;
 }
 
-/* A transfer's 200 (marketpay-api(7)) with n transfers; the first transaction_id, or NULL. */
-static const char *
-accepted(const struct http_resp *r, int n)
-{
-	struct json_object *v, *d;
-	const char *id;
-
-	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
-	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
-	    &d) || json_object_array_length(d) != (size_t)n ||
-	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
-		return NULL;
-	id = json_object_get_string(v);
-	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
-}
-
 /*
  * Encrypted PINs that are refused. Only a well-formed wrong PIN is a guess ("invalid PIN",
  * counted); anything that does not decode, decrypt or parse is the merchant's coding mistake
@@ -161,7 +145,7 @@ START_TEST(test_bad_pin)
 	ck_assert_str_eq(pin_failures(&m), bad_pins[_i].counted ? "1" : "0");
 	/* The right PIN still works afterwards (a positive control). */
 	send_as(m.auth, body_of(pin_ok(), "5", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 }
 END_TEST
@@ -176,7 +160,7 @@ START_TEST(test_pin_replay)
 	new_merchant(&m, "1234", "50.00", true);
 	snprintf(body, sizeof(body), "%s", body_of(sealed("1234", pin), "5", NULL));
 	send_as(m.auth, body, NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	send_as(m.auth, body, NULL, &r);
@@ -220,7 +204,7 @@ START_TEST(test_check_order)
 	ck_assert_str_eq(pin_failures(&m), "2");
 	/* The right PIN works and clears the count: only consecutive failures lock. */
 	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "0");
 }
@@ -289,7 +273,7 @@ START_TEST(test_pin_lockout)
 	ck_assert_int_eq(sh(CTL "merchant unlock %s >/dev/null", m.id), 0);
 	ck_assert_int_eq(lock_left(&m), 0);
 	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_int_eq(balance_of(m.acct), 900);
 	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_locks FROM merchants WHERE id ="
@@ -366,7 +350,7 @@ START_TEST(test_idempotency)
 	snprintf(body, sizeof(body), "%s", body_of(pin_ok(), "7", "8.10"));
 	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r1);
 	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r2);
-	ck_assert_msg(accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
+	ck_assert_msg(transfer_accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
 	ck_assert_int_eq(r2.status, 200);
 	ck_assert_str_eq(r2.body, r1.body);
 	ck_assert_ptr_null(http_header(&r1, "Idempotent-Replayed", buf, sizeof(buf)));
@@ -406,7 +390,7 @@ START_TEST(test_race_balance)
 		each[i] = strcpy(bodies[i], body_of(pin_ok(), "10.00", NULL));
 	ck_assert_int_eq(http_parallel_each(N, SEND, h, each, r), 0);
 	for (i = 0; i < N; i++) {
-		if ((id = accepted(&r[i], 1)) != NULL) {
+		if ((id = transfer_accepted(&r[i], 1)) != NULL) {
 			if (ok < K)
 				snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s",
 				    ok ? "," : "", id);
@@ -445,7 +429,8 @@ START_TEST(test_race_idempotency)
 	new_merchant(&m, "1234", "100.00", true);
 	h[1] = m.auth;
 	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok(), "1", "2.50"), r), 0);
-	ck_assert_msg(accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status, r[0].body);
+	ck_assert_msg(transfer_accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status,
+	    r[0].body);
 	for (i = 0; i < N; i++) {
 		ck_assert_msg(r[i].status == 200, "reply %d: %ld %s", i, r[i].status, r[i].body);
 		ck_assert_str_eq(r[i].body, r[0].body);

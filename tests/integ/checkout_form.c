@@ -7,6 +7,7 @@
 
 #include "checkout_form.h"
 #include "crypto.h"
+#include "fixture.h"
 
 /* HMAC-SHA256 of "csrf:<id>" under the stack's secrets key, in hex. */
 const char *
@@ -34,14 +35,29 @@ get_page(const char *id, struct http_resp *r)
 }
 
 void
+form_post(const char *id, const char *fields, struct form_post *f)
+{
+	static const char *const h[] = { FORM_CT, NULL };
+
+	snprintf(f->path, sizeof(f->path), "/checkout/%s", id);
+	snprintf(f->body, sizeof(f->body), "csrf=%s&%s", csrf_of(id), fields);
+	f->req = (struct http_req){ "POST", f->path, h, f->body };
+}
+
+void
 post_form(const char *id, const char *fields, struct http_resp *r)
 {
-	const char *h[] = { FORM_CT, NULL };
-	char path[128], body[2048];
+	struct form_post f;
 
-	snprintf(path, sizeof(path), "/checkout/%s", id);
-	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
-	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
+	form_post(id, fields, &f);
+	ck_assert_int_eq(http_do("POST", f.path, f.req.headers, f.body, -1, r), 0);
+}
+
+const char *
+wallet_fields(const char *acct, const char *pin, char out[256])
+{
+	snprintf(out, 256, "method=wallet&action=pay&account_number=%s&pin=%s", acct, pin);
+	return out;
 }
 
 void
@@ -49,7 +65,20 @@ pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *
 {
 	char fields[256];
 
-	snprintf(fields, sizeof(fields), "method=wallet&action=pay&account_number=%s&pin=%s", acct,
-	    pin);
-	post_form(id, fields, r);
+	post_form(id, wallet_fields(acct, pin, fields), r);
+}
+
+void
+paid_session(const char *auth, const char *price, const char *wallet, char id[37])
+{
+	char body[512], fields[256];
+	struct http_resp r;
+
+	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\","
+	    "\"price\":%s}],\"redirect_success_url\":\"https://shop.example/ok\"}", price);
+	new_session(auth, body, id);
+	post_form(id, wallet != NULL ? wallet_fields(wallet, "1234", fields) : TEST_CARD_FIELDS, &r);
+	ck_assert_msg(r.status == 303, "paying %s: %ld %s", id, r.status, r.body);
+	http_free(&r);
+	ck_assert_str_eq(status_of(id), "paid");
 }

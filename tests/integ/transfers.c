@@ -96,3 +96,32 @@ send_as(const char *auth, const char *body, const char *extra, struct http_resp 
 
 	ck_assert_int_eq(http_do("POST", SEND, h, body, -1, r), 0);
 }
+
+const char *
+transfer_accepted(const struct http_resp *r, int n)
+{
+	struct json_object *v, *d;
+	const char *id;
+
+	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
+	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
+	    &d) || json_object_array_length(d) != (size_t)n ||
+	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
+		return NULL;
+	id = json_object_get_string(v);
+	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
+}
+
+void
+new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[36])
+{
+	char body[2048];
+	struct http_resp r;
+
+	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
+	    "\"amount\":%s}]}", pin_ok(), vendor, amount);
+	send_as(m->auth, body, NULL, &r);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	snprintf(id, 36, "%s", transfer_accepted(&r, 1));
+	http_free(&r);
+}

@@ -41,4 +41,10 @@ const char *pin_failures(const struct merchant *m);
 /* POSTs body to send-money-MultiVendor as auth, with extra (a header line, or NULL). */
 void send_as(const char *auth, const char *body, const char *extra, struct http_resp *r);
 
+/* A transfer's 200 (marketpay-api(7)) with n transfers: the first transaction_id, or NULL. */
+const char *transfer_accepted(const struct http_resp *r, int n);
+
+/* m sends amount (JSON number text) to vendor with the right PIN; the transfer id into id[36]. */
+void new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[36]);
+
 #endif
