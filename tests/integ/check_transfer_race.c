@@ -452,12 +452,9 @@ END_TEST
 static void
 setup(void)
 {
-	struct merchant m;
-
 	new_account(vendor[0], "--kind vendor");
 	new_account(vendor[1], "--kind vendor");
-	new_merchant(&m, "1234", "1.00", true);
-	service_key_load(m.auth);
+	service_key_setup();
 }
 
 static Suite *

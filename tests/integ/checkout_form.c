@@ -69,15 +69,29 @@ pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *
 }
 
 void
-paid_session(const char *auth, const char *price, const char *wallet, char id[37])
+open_session(const char *auth, const char *price, char id[37])
 {
-	char body[512], fields[256];
-	struct http_resp r;
+	char body[512];
 
 	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\","
 	    "\"price\":%s}],\"redirect_success_url\":\"https://shop.example/ok\"}", price);
 	new_session(auth, body, id);
-	post_form(id, wallet != NULL ? wallet_fields(wallet, "1234", fields) : TEST_CARD_FIELDS, &r);
+}
+
+const char *
+pay_fields(const char *wallet, char out[256])
+{
+	return wallet != NULL ? wallet_fields(wallet, "1234", out) : TEST_CARD_FIELDS;
+}
+
+void
+paid_session(const char *auth, const char *price, const char *wallet, char id[37])
+{
+	char fields[256];
+	struct http_resp r;
+
+	open_session(auth, price, id);
+	post_form(id, pay_fields(wallet, fields), &r);
 	ck_assert_msg(r.status == 303, "paying %s: %ld %s", id, r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(status_of(id), "paid");

@@ -37,9 +37,15 @@ const char *wallet_fields(const char *acct, const char *pin, char out[256]);
 void pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r);
 
 /*
- * A session of the merchant behind auth for one item of price (JSON number text), paid
- * through the page from wallet (PIN 1234; NULL: the sandbox test card); its id into id[37].
+ * An open session of the merchant behind auth: one item of price (JSON number text) and a
+ * success URL, which a paying form post answers 303 to; its id into id[37].
  */
+void open_session(const char *auth, const char *price, char id[37]);
+
+/* The fields that pay from wallet (PIN 1234), or with wallet NULL by the sandbox test card. */
+const char *pay_fields(const char *wallet, char out[256]);
+
+/* open_session, then paid through the page with pay_fields(wallet) (the case checks it). */
 void paid_session(const char *auth, const char *price, const char *wallet, char id[37]);
 
 #endif

@@ -30,7 +30,7 @@ int http_parallel(int n, const char *path, const char *const *headers, const cha
 int http_parallel_each(int n, const char *path, const char *const *headers,
     const char *const *bodies, struct http_resp *out);
 
-/* One request of a batch: method, path, extra header lines (NULL-terminated, may be NULL), body. */
+/* One request of a batch: method, path, extra header lines (NULL-terminated or NULL), body. */
 struct http_req {
 	const char *method;
 	const char *path;

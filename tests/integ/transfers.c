@@ -33,6 +33,15 @@ service_key_load(const char *auth)
 }
 
 void
+service_key_setup(void)
+{
+	struct merchant m;
+
+	new_merchant(&m, "1234", "1.00", true);
+	service_key_load(m.auth);
+}
+
+void
 service_key_free(void)
 {
 	EVP_PKEY_free(service_key);

@@ -23,6 +23,9 @@ EVP_PKEY *pin_key_fetch(const char *auth);
 void service_key_load(const char *auth);
 void service_key_free(void);
 
+/* A suite's setup: service_key_load() as a merchant made for it. */
+void service_key_setup(void);
+
 /* What a merchant sends for pin, sealed afresh (a new time and nonce) into out. */
 const char *sealed(const char *pin, char out[1024]);
 
