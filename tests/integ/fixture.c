@@ -115,11 +115,14 @@ db_footprint(const char *session, const char *acct)
 	    " (SELECT count(*) FROM idempotency_keys) || '/' ||"
 	    " (SELECT count(*) FROM ledger_transactions) || '/' ||"
 	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM ledger_entries) || '/' ||"
-	    " (SELECT count(*) FROM transfers) || '/' || (SELECT count(*) FROM webhook_events) ||"
+	    " (SELECT count(*) || ':' || coalesce(sum(amount_reversed), 0) FROM transfers) || '/' ||"
+	    " (SELECT count(*) FROM webhook_events) || '/' ||"
+	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM refunds) || '/' ||"
+	    " (SELECT count(*) || ':' || coalesce(sum(amount), 0) FROM transfer_reversals) ||"
 	    " '/' || (SELECT coalesce(md5(string_agg(id || ':' || balance || ':' || version || ':'"
 	    " || status, ',' ORDER BY id)), '-') FROM accounts) || '/' || (SELECT"
-	    " coalesce(md5(string_agg(id || ':' || status || ':' || coalesce(transaction_id, 0),"
-	    " ',' ORDER BY id)), '-') FROM payment_sessions) || '/' ||"
+	    " coalesce(md5(string_agg(id || ':' || status || ':' || coalesce(transaction_id, 0) ||"
+	    " ':' || amount_refunded, ',' ORDER BY id)), '-') FROM payment_sessions) || '/' ||"
 	    " (SELECT environment FROM mp_settings)", 2, p);
 }
 
