@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import {
-	NAV_TIMEOUT, TEST_TIMEOUT, balance, baseUrl, createMerchant, createSession, createWallet,
-	failureUrl, futureExpiry, getSession, landedOn, launch, ledgerVerify, outDir, submitForm,
-	successUrl, withPage,
+	NAV_TIMEOUT, TEST_TIMEOUT, balance, baseUrl, cardForm, createMerchant, createSession,
+	createWallet, failureUrl, futureExpiry, getSession, landedOn, launch, ledgerVerify, outDir,
+	submitForm, successUrl, walletForm, withPage,
 } from './lib.mjs';
 
 const NO_JS = { javaScriptEnabled: false };
@@ -52,27 +52,6 @@ async function createSessionWith(m, body) {
 	const json = await res.json();
 	assert.equal(res.status, 200, `create-session: ${JSON.stringify(json)}`);
 	return json;
-}
-
-function walletForm(page) {
-	const form = page.locator('form.pay.wallet');
-	return {
-		form,
-		account: form.locator('input[name="account_number"]'),
-		pin: form.locator('input[name="pin"]'),
-		button: form.locator('button[type="submit"]'),
-	};
-}
-
-function cardForm(page) {
-	const form = page.locator('form.pay.test-card');
-	return {
-		form,
-		number: form.locator('input[name="card_number"]'),
-		expiry: form.locator('input[name="card_expiry"]'),
-		cvc: form.locator('input[name="card_cvc"]'),
-		button: form.locator('button[type="submit"]'),
-	};
 }
 
 // The POST answered 303 to the landing page, which got session_id and user_id.

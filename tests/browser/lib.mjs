@@ -1,7 +1,7 @@
 // Helpers for the browser tests: the stack's CLI and API, the browser, and pages that
 // leave a screenshot and their HTML behind when a test fails.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -77,12 +77,57 @@ export function ledgerVerify() {
 	return ctl(['ledger', 'verify']);
 }
 
-async function api(method, path, key, body) {
+// Points the merchant's webhooks at the stack's receiver; returns the signing secret.
+export function receiveWebhooks(merchant) {
+	const secret = ctl(['merchant', 'webhook', merchant.id, '--url',
+	    need('MARKETPAY_WEBHOOK_RECEIVER')]).split('\n')[0];
+	if (!secret.startsWith('whsec_')) throw new Error(`merchant webhook printed ${secret}`);
+	return secret;
+}
+
+// What the stack's receiver logged of each delivery: its Standard Webhooks headers and the
+// exact body (one JSON line each).
+function deliveries() {
+	const log = join(need('MARKETPAY_STACK_DIR'), 'webhooks.log');
+	if (!existsSync(log)) return [];
+	return readFileSync(log, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+}
+
+// Waits for n deliveries whose body holds needle (the receiver answered 2xx); returns them.
+export async function waitForDeliveries(needle, n, timeout = 20_000) {
+	for (const end = Date.now() + timeout; ;) {
+		const got = deliveries().filter((d) => d.body.includes(needle) && d.status < 300);
+		if (got.length >= n || Date.now() > end) return got;
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+// The payment forms of an open checkout page: the form, its inputs by our names, its button.
+function payForm(page, kind, inputs) {
+	const form = page.locator(`form.pay.${kind}`);
+	const f = { form, button: form.locator('button[type="submit"]') };
+	for (const [key, name] of Object.entries(inputs))
+		f[key] = form.locator(`input[name="${name}"]`);
+	return f;
+}
+
+export function walletForm(page) {
+	return payForm(page, 'wallet', { account: 'account_number', pin: 'pin' });
+}
+
+export function cardForm(page) {
+	return payForm(page, 'test-card', { number: 'card_number', expiry: 'card_expiry',
+	    cvc: 'card_cvc' });
+}
+
+// A merchant API call: the parsed reply, or an Error naming the status and body.
+export async function api(method, path, key, body, headers = {}) {
 	const res = await fetch(`${baseUrl}${path}`, {
 		method,
 		headers: {
 			Authorization: `API-KEY ${key}`,
 			...(body ? { 'Content-Type': 'application/json' } : {}),
+			...headers,
 		},
 		body: body ? JSON.stringify(body) : undefined,
 		signal: AbortSignal.timeout(NAV_TIMEOUT),

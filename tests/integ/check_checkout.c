@@ -314,6 +314,38 @@ START_TEST(test_cancel)
 }
 END_TEST
 
+/* A session refunded in full was paid: its page says so, and it cannot be paid again. */
+START_TEST(test_refunded)
+{
+	char id[37], acct[16];
+	struct http_resp r;
+
+	new_customer("50.00", acct);
+	checkout_session("10", true, id);
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 303);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(acct), 4000);
+	ck_assert_ptr_nonnull(db_valuev("SELECT mp_refund_session(merchant_id, id, NULL, NULL,"
+	    " NULL, NULL) FROM payment_sessions WHERE id = $1::uuid", 1,
+	    (const char *const[]){ id }));
+	ck_assert_str_eq(status_of(id), "refunded");
+	ck_assert_int_eq(balance_of(acct), 5000);
+	get_page(id, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_ptr_nonnull(strstr(r.body, "Payment refunded"));
+	ck_assert_ptr_null(strstr(r.body, "name=\"csrf\""));
+	http_free(&r);
+	/* A form kept open in a tab lands on the result and moves nothing. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_lt(r.status, 500);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(acct), 5000);
+	ck_assert_str_eq(status_of(id), "refunded");
+	assert_ledger_ok();
+}
+END_TEST
+
 START_TEST(test_csrf)
 {
 	const char *h[] = { FORM_CT, NULL };
@@ -535,6 +567,7 @@ main(void)
 	tcase_add_test(t, test_insufficient_funds);
 	tcase_add_test(t, test_expired);
 	tcase_add_test(t, test_cancel);
+	tcase_add_test(t, test_refunded);
 	tcase_add_test(t, test_csrf);
 	tcase_add_test(t, test_double_submit_race);
 	tcase_add_loop_test(t, test_test_cards, 0, sizeof(cards) / sizeof(cards[0]));

@@ -119,9 +119,27 @@ static const struct {
 	  "method not allowed here; use GET" },
 	{ "POST",   "/api/v1/health",                       405, "GET",
 	  "method not allowed here; use GET" },
+	/* A parameter in the middle of the path: one non-empty segment, then the suffix. */
+	{ "POST",   "/api/v1/payment/sessions//refunds",    404, NULL, "no such endpoint" },
+	{ "POST",   "/api/v1/payment/sessions/a/b/refunds", 404, NULL, "no such endpoint" },
+	{ "POST",   "/api/v1/payment/sessions/x/refunds/",  404, NULL, "no such endpoint" },
+	{ "POST",   "/api/v1/payment/sessions/x/refund",    404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/transfers/x",          404, NULL, "no such endpoint" },
+	{ "GET",    "/api/v1/payment/sessions/x/refunds",   405, "POST",
+	  "method not allowed here; use POST" },
+	{ "GET",    "/api/v1/payment/transfers/x/reversals", 405, "POST",
+	  "method not allowed here; use POST" },
+	{ "POST",   "/api/v1/payment/refunds/x",            405, "GET",
+	  "method not allowed here; use GET" },
 	/* The database is checked before the API key, so these never reach auth. */
 	{ "POST",   "/api/v1/payment/create-session",       503, NULL, UNAVAILABLE },
 	{ "GET",    "/api/v1/payment/sessions/x",           503, NULL, UNAVAILABLE },
+	{ "POST",   "/api/v1/payment/sessions/x/refunds",   503, NULL, UNAVAILABLE },
+	{ "GET",    "/api/v1/payment/refunds/x",            503, NULL, UNAVAILABLE },
+	{ "POST",   "/api/v1/payment/transfers/x/reversals", 503, NULL, UNAVAILABLE },
+	{ "POST",   "/api/v1/payment/sessions/"
+	  "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234"
+	  "/refunds",                                       503, NULL, UNAVAILABLE },
 };
 
 START_TEST(test_dispatch_table)
