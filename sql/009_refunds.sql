@@ -128,7 +128,8 @@ RETURN json_build_object(
     'status', r.status,
     'reason', r.reason,
     'created_at', mp_iso(r.created_at),
-    'reversals', (SELECT coalesce(json_agg(mp_reversal_json(v) ORDER BY v.id), '[]')
+    'reversals', (SELECT coalesce(json_agg(mp_reversal_json(v) ORDER BY v.created_at, v.id),
+                                   '[]')
                   FROM transfer_reversals v WHERE v.refund_id = r.id));
 
 -- Queues one webhook event of the merchant, committed with the change it reports.
@@ -213,8 +214,8 @@ BEGIN
        OR a.id IN (SELECT (e->>'vendor')::bigint FROM jsonb_array_elements(p_plan) e)
     ORDER BY a.id FOR UPDATE;
     FOR v IN
-        SELECT (e->>'vendor')::bigint AS vendor, sum((e->>'amount')::bigint) AS amount,
-               min((e->>'pos')::int) AS pos, a.status, a.balance
+        SELECT (e->>'vendor')::bigint AS vendor, sum((e->>'amount')::bigint)::bigint AS amount,
+               min((e->>'pos')::int) AS pos, count(*) AS n, a.status, a.balance
         FROM jsonb_array_elements(p_plan) e JOIN accounts a ON a.id = (e->>'vendor')::bigint
         GROUP BY 1, a.status, a.balance
     LOOP
@@ -222,9 +223,12 @@ BEGIN
         IF v.status <> 'active' THEN
             RAISE EXCEPTION '%transfer_id: the vendor account is %, and cannot be debited',
                 v_name, v.status USING ERRCODE = 'MP037';
-        ELSIF v.balance < v.amount THEN
+        ELSIF v.balance < v.amount AND v.n = 1 THEN
             RAISE EXCEPTION '%amount % is above the vendor account''s available balance',
                 v_name, mp_money_text(v.amount) USING ERRCODE = 'MP037';
+        ELSIF v.balance < v.amount THEN
+            RAISE EXCEPTION '%amount: % reversals from one vendor total %, above its balance',
+                v_name, v.n, mp_money_text(v.amount) USING ERRCODE = 'MP037';
         END IF;
     END LOOP;
     SELECT a.balance, a.status INTO STRICT m FROM accounts a WHERE a.id = p_merchant_account;

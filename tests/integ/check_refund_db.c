@@ -17,6 +17,7 @@
 #include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
+#include "refunds.h"
 #include "transfers.h"
 
 /*
@@ -25,7 +26,7 @@
  * both tables hold a row), and an open session of it.
  */
 static struct merchant shop;
-static char paid[37], open_[37], transfer[36], vendor[16];
+static char paid[37], open_[37], transfer[40], vendor[16];
 
 /* One row of refunds ($2 a session) or transfer_reversals ($2 a transfer) of $3 minor units
  * for merchant $1, with a ledger transaction of its own (no entries: never committed). */
@@ -182,20 +183,17 @@ END_TEST
 static void
 shop_setup(void)
 {
-	const char *h[3] = { JSON_CT, NULL, NULL };
-	char path[128], body[256];
+	char body[256];
 	struct http_resp r;
 
 	new_merchant(&shop, "1234", "10.00", true);
-	h[1] = shop.auth;
 	new_account(vendor, "--kind vendor");
 	new_transfer(&shop, vendor, "10.00", transfer);
-	paid_session(shop.auth, "10.00", NULL, paid);
-	open_session(shop.auth, "10.00", open_);
-	snprintf(path, sizeof(path), "/api/v1/payment/sessions/%s/refunds", paid);
+	paid_session(shop.auth, "10.00", "order-db", NULL, paid);
+	open_session(shop.auth, "10.00", "order-db", open_);
 	snprintf(body, sizeof(body), "{\"amount\":2.00,\"reverse_transfers\":[{\"transfer_id\":"
 	    "\"%s\",\"amount\":3.00}]}", transfer);
-	ck_assert_int_eq(http_do("POST", path, h, body, -1, &r), 0);
+	refund_post(shop.auth, paid, body, &r);
 	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(state_of_refunds(), "1:200/1:300/200:paid/300");

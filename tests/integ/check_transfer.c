@@ -29,22 +29,6 @@ static char shop_revoked[200], shop_live[200];  /* Authorization lines of dead k
 static char vendor[NVENDORS][16];
 static char frozen[16], closed[16], usd[16], customer[16], other_me[16];
 
-/* The body of a transfer of amounts[i] (JSON number text) to accts[i]. */
-static const char *
-body_of(const char *pin, int n, char accts[][16], const char *const *amounts)
-{
-	static char b[8192];
-	size_t len;
-	int i;
-
-	len = (size_t)snprintf(b, sizeof(b), "{\"pin\":\"%s\",\"vendors\":[", pin);
-	for (i = 0; i < n; i++)
-		len += (size_t)snprintf(b + len, sizeof(b) - len,
-		    "%s{\"account_number\":\"%s\",\"amount\":%s}", i ? "," : "", accts[i], amounts[i]);
-	snprintf(b + len, sizeof(b) - len, "]}");
-	return b;
-}
-
 /*
  * A transfer's 200 (marketpay-api(7)) for n vendors: amounts[i] ("12.00") in request order, unique
  * tr_<32 hex> ids (copied to ids), the total as a JSON number with two decimals.
@@ -149,7 +133,7 @@ START_TEST(test_transfer_ok)
 	strcpy(to[2], vendor[1]);
 	for (i = 0; i < 3; i++)
 		before[i] = balance_of(to[i]);
-	send_as(shop.auth, body_of(pin_ok(), 3, to, amounts), NULL, &r);
+	send_as(shop.auth, transfer_body(pin_ok(), 3, to, amounts), NULL, &r);
 	assert_success(&r, 3, shown, "36.00", ids);
 	http_free(&r);
 	ck_assert_int_eq(balance_of(shop.acct), shop_before - 3600);
@@ -187,7 +171,7 @@ START_TEST(test_sixteen_vendors)
 		shown[i] = i % 2 ? "0.01" : "1.00";
 		before[i] = balance_of(vendor[i]);
 	}
-	send_as(shop.auth, body_of(pin_ok(), NVENDORS, vendor, amounts), NULL, &r);
+	send_as(shop.auth, transfer_body(pin_ok(), NVENDORS, vendor, amounts), NULL, &r);
 	assert_success(&r, NVENDORS, shown, "8.08", ids);
 	http_free(&r);
 	for (i = 0; i < NVENDORS; i++)
@@ -221,7 +205,7 @@ START_TEST(test_openssl_command)
 	ck_assert_ptr_nonnull(p = popen(cmd, "r"));
 	ck_assert_ptr_nonnull(fgets(pin, sizeof(pin), p));
 	ck_assert_int_eq(pclose(p), 0);
-	send_as(shop.auth, body_of(pin, 1, &vendor[5], amounts), NULL, &r);
+	send_as(shop.auth, transfer_body(pin, 1, &vendor[5], amounts), NULL, &r);
 	assert_success(&r, 1, (const char *const[]){ "1.25" }, "1.25", ids);
 	http_free(&r);
 }
@@ -344,7 +328,7 @@ START_TEST(test_vendor_refused)
 	strcpy(to[0], vendor[0]);
 	strcpy(to[1], bad_vendors[_i].acct ? bad_vendors[_i].acct : shop.acct);
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
-	send_as(shop.auth, body_of(pin_ok(), 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
+	send_as(shop.auth, transfer_body(pin_ok(), 2, to, (const char *const[]){ "1.00", "1.00" }), NULL, &r);
 	assert_fail(&r, 400, bad_vendors[_i].needle);
 	http_free(&r);
 	ck_assert_str_eq(db_footprint(NULL, NULL), before);
@@ -360,17 +344,17 @@ START_TEST(test_balance)
 	new_merchant(&m, "1234", "100.00", true);
 	/* Each amount fits the balance, their total does not. */
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
-	send_as(m.auth, body_of(pin_ok(), 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
+	send_as(m.auth, transfer_body(pin_ok(), 2, vendor, (const char *const[]){ "60", "40.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
 	ck_assert_str_eq(db_footprint(NULL, NULL), before);
 	/* Exactly the balance goes through and leaves zero; then not a cent more. */
-	send_as(m.auth, body_of(pin_ok(), 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
+	send_as(m.auth, transfer_body(pin_ok(), 2, vendor, (const char *const[]){ "60", "40" }), NULL, &r);
 	assert_success(&r, 2, (const char *const[]){ "60.00", "40.00" }, "100.00", ids);
 	http_free(&r);
 	ck_assert_int_eq(balance_of(m.acct), 0);
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
-	send_as(m.auth, body_of(pin_ok(), 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
+	send_as(m.auth, transfer_body(pin_ok(), 1, vendor, (const char *const[]){ "0.01" }), NULL, &r);
 	assert_fail(&r, 400, "exceeds the available balance");
 	http_free(&r);
 	ck_assert_str_eq(db_footprint(NULL, NULL), before);
@@ -386,7 +370,7 @@ START_TEST(test_settlement_off)
 	struct http_resp r;
 
 	new_merchant(&m, "1234", "50.00", false);
-	body = body_of(pin_ok(), 1, vendor, (const char *const[]){ "5" });
+	body = transfer_body(pin_ok(), 1, vendor, (const char *const[]){ "5" });
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	send_as(m.auth, body, NULL, &r);
 	assert_fail(&r, 400, "marketplace settlement is not enabled for this merchant");
@@ -435,7 +419,7 @@ START_TEST(test_auth_denied)
 
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	/* A good body with the right PIN: only the key is wrong. */
-	send_as(bad_auth(_i), body_of(pin_ok(), 1, vendor, (const char *const[]){ "1" }), NULL, &r);
+	send_as(bad_auth(_i), transfer_body(pin_ok(), 1, vendor, (const char *const[]){ "1" }), NULL, &r);
 	ck_assert_int_eq(r.status, 401);
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	ck_assert(!json_object_object_get_ex(r.json, "success", &v));

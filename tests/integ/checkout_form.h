@@ -13,10 +13,6 @@ const char *csrf_of(const char *id);
 /* GETs the session's checkout page, as a browser opens it; the reply into r. */
 void get_page(const char *id, struct http_resp *r);
 
-/* What the page's test card form posts for the sandbox card that pays (Visa 4242). */
-#define TEST_CARD_FIELDS "method=test_card&action=pay&card_number=4242424242424242" \
-    "&card_expiry=12%2F99&card_cvc=123"
-
 /* A post of the page's form of session id: its path and "csrf=<token>&<fields>", and req. */
 struct form_post {
 	char path[128];
@@ -36,16 +32,29 @@ const char *wallet_fields(const char *acct, const char *pin, char out[256]);
 /* Pays session id from wallet acct with pin, as the page's wallet form does; reply into r. */
 void pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *r);
 
+/* Pays session id with test card number (expiry 12/99, CVC 123), as the card form does. */
+void pay_card(const char *id, const char *number, struct http_resp *r);
+
+/* The sandbox test card that pays. */
+#define TEST_CARD "4242424242424242"
+
+/* The fields of the page's card form paying with test card number, into out. */
+const char *card_fields(const char *number, char out[256]);
+
+/* The fields that pay from wallet acct with PIN 1234, or (acct NULL) with TEST_CARD. */
+const char *pay_fields(const char *acct, char out[256]);
+
 /*
- * An open session of the merchant behind auth: one item of price (JSON number text) and a
- * success URL, which a paying form post answers 303 to; its id into id[37].
+ * An open session of the merchant behind auth: one item at price, user_id user, no redirect
+ * URLs (a payment then answers the page's 200 "Payment received"). Its id into id[37].
  */
-void open_session(const char *auth, const char *price, char id[37]);
+void open_session(const char *auth, const char *price, const char *user, char id[37]);
 
-/* The fields that pay from wallet (PIN 1234), or with wallet NULL by the sandbox test card. */
-const char *pay_fields(const char *wallet, char out[256]);
+/* The reply r of a form post paid session id: the page says so, and the session is paid. */
+void assert_paid(const struct http_resp *r, const char *id);
 
-/* open_session, then paid through the page with pay_fields(wallet) (the case checks it). */
-void paid_session(const char *auth, const char *price, const char *wallet, char id[37]);
+/* open_session, paid through the page with pay_fields(acct) (the case checks it). */
+void paid_session(const char *auth, const char *price, const char *user, const char *acct,
+    char id[37]);
 
 #endif

@@ -120,3 +120,28 @@ out:
 	return ok;
 }
 
+
+struct json_object *
+receiver_event(const char *id, const char *whsec, const char *type, struct json_object **data)
+{
+	struct json_object **reqs, *payload, *v;
+	int n;
+
+	ck_assert_int_eq(receiver_wait(id, 1, 15000), 1);
+	reqs = receiver_requests(id, &n);
+	ck_assert_int_eq(n, 1);
+	ck_assert_str_eq(receiver_field(reqs[0], "status"), "204");
+	ck_assert_str_eq(receiver_field(reqs[0], "content_type"), "application/json");
+	ck_assert_msg(receiver_signature_ok(whsec, reqs[0]), "bad signature");
+	payload = json_tokener_parse(receiver_field(reqs[0], "body"));
+	receiver_free(reqs);
+	ck_assert_ptr_nonnull(payload);
+	ck_assert(json_object_object_get_ex(payload, "type", &v));
+	ck_assert_str_eq(json_object_get_string(v), type);
+	ck_assert(json_object_object_get_ex(payload, "id", &v));
+	ck_assert_str_eq(json_object_get_string(v), id);
+	ck_assert(json_object_object_get_ex(payload, "livemode", &v) &&
+	    json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v));
+	ck_assert(json_object_object_get_ex(payload, "data", data));
+	return payload;
+}

@@ -30,4 +30,12 @@ const char *receiver_field(struct json_object *o, const char *key);
  */
 int receiver_signature_ok(const char *whsec, struct json_object *req);
 
+/*
+ * Waits for event id to reach the receiver and checks its one delivery as a merchant sees
+ * it: answered 204, JSON, signed with whsec, the body's id is id and its type is type.
+ * Returns the body parsed (json_object_put it); its "data" into *data.
+ */
+struct json_object *receiver_event(const char *id, const char *whsec, const char *type,
+    struct json_object **data);
+
 #endif

@@ -1,5 +1,6 @@
 /* What the transfer suites share (see transfers.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -92,6 +93,16 @@ new_merchant(struct merchant *m, const char *pin, const char *deposit, bool sett
 	need(ctl("account deposit %s %s", m->acct, deposit) != NULL, "account deposit");
 }
 
+void
+merchant_webhook(const struct merchant *m, char secret[128])
+{
+	const char *s = ctl("merchant webhook %s --url %s", m->id,
+	    getenv("MARKETPAY_WEBHOOK_RECEIVER"));
+
+	need(s != NULL && strncmp(s, "whsec_", 6) == 0, "merchant webhook");
+	snprintf(secret, 128, "%s", s);
+}
+
 const char *
 pin_failures(const struct merchant *m)
 {
@@ -121,16 +132,47 @@ transfer_accepted(const struct http_resp *r, int n)
 	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
 }
 
-void
-new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[36])
+const char *
+transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts)
 {
-	char body[2048];
-	struct http_resp r;
+	static char b[8192];
+	size_t len;
+	int i;
 
-	snprintf(body, sizeof(body), "{\"pin\":\"%s\",\"vendors\":[{\"account_number\":\"%s\","
-	    "\"amount\":%s}]}", pin_ok(), vendor, amount);
-	send_as(m->auth, body, NULL, &r);
-	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
-	snprintf(id, 36, "%s", transfer_accepted(&r, 1));
+	len = (size_t)snprintf(b, sizeof(b), "{\"pin\":\"%s\",\"vendors\":[", pin);
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(b + len, sizeof(b) - len, "%s{\"account_number\":\"%s\","
+		    "\"amount\":%s}", i ? "," : "", accts[i], amounts[i]);
+	snprintf(b + len, sizeof(b) - len, "]}");
+	return b;
+}
+
+void
+transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const *amounts,
+    char ids[][40])
+{
+	struct json_object *detail, *v;
+	struct http_resp r;
+	int i;
+
+	send_as(m->auth, transfer_body(pin_ok(), n, accts, amounts), NULL, &r);
+	ck_assert_msg(r.status == 200, "transfer: %ld %s", r.status, r.body);
+	ck_assert(json_object_object_get_ex(r.json, "transaction_detail", &detail));
+	ck_assert_int_eq(json_object_array_length(detail), n);
+	for (i = 0; i < n; i++) {
+		ck_assert(json_object_object_get_ex(json_object_array_get_idx(detail, i),
+		    "transaction_id", &v));
+		snprintf(ids[i], 40, "%s", json_object_get_string(v));
+	}
 	http_free(&r);
+}
+
+void
+new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[40])
+{
+	char to[1][16], ids[1][40];
+
+	snprintf(to[0], sizeof(to[0]), "%s", vendor);
+	transfer_ok(m, 1, to, &amount, ids);
+	snprintf(id, 40, "%s", ids[0]);
 }

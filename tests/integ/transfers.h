@@ -38,6 +38,10 @@ void new_account(char out[16], const char *args);
 /* A merchant with a key, the given PIN, settlement on or off, its account holding deposit. */
 void new_merchant(struct merchant *m, const char *pin, const char *deposit, bool settle);
 
+/* Points m's webhooks at the stack's receiver; the whsec_ secret they are signed with into
+ * secret[128]. */
+void merchant_webhook(const struct merchant *m, char secret[128]);
+
 /* The merchant's count of consecutive wrong PINs, as text. */
 const char *pin_failures(const struct merchant *m);
 
@@ -47,7 +51,17 @@ void send_as(const char *auth, const char *body, const char *extra, struct http_
 /* A transfer's 200 (marketpay-api(7)) with n transfers: the first transaction_id, or NULL. */
 const char *transfer_accepted(const struct http_resp *r, int n);
 
-/* m sends amount (JSON number text) to vendor with the right PIN; the transfer id into id[36]. */
-void new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[36]);
+/* The body of a transfer of amounts[i] (JSON number text) to accts[i] (static buffer). */
+const char *transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts);
+
+/*
+ * m transfers amounts[i] to accts[i] with the right PIN, which must succeed (a 200); the
+ * transfers' tr_ ids, in request order, into ids.
+ */
+void transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const *amounts,
+    char ids[][40]);
+
+/* transfer_ok of amount to vendor alone: its id into id[40]. */
+void new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[40]);
 
 #endif
