@@ -348,7 +348,8 @@ START_TEST(test_refund_same_vendor)
 	vendor_spends(v[0], "100");   /* 4.00 left: either reversal fits, both do not */
 	snprintf(path, sizeof(path), "%s", refunds_path(sid));
 	assert_refused(shop.auth, path, split_body(a[0], "", b[0], ""), 400,
-	    "is above the vendor account's available balance");
+	    "reverse_transfers[0].amount: 2 reversals from one vendor total 5.00, above its "
+	    "balance");
 	refund_post(shop.auth, sid, split_body(a[0], "", b[0], "1.00"), &r);
 	check_refund(refund_of(&r, "Refund succeeded."), sid, "5.00", "split", 2);
 	snprintf(want, sizeof(want), "refund %s %s:-400,%s:-100,%s:500", shop.id, v[0], shop.acct,
