@@ -183,10 +183,11 @@ END_TEST
 static void
 shop_setup(void)
 {
-	char body[256];
+	char body[256], secret[128];
 	struct http_resp r;
 
 	new_merchant(&shop, "1234", "10.00", true);
+	merchant_webhook(&shop, secret);
 	new_account(vendor, "--kind vendor");
 	new_transfer(&shop, vendor, "10.00", transfer);
 	paid_session(shop.auth, "10.00", "order-db", NULL, paid);

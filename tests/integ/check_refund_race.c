@@ -23,6 +23,7 @@
 #include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
+#include "outbox.h"
 #include "refunds.h"
 #include "transfers.h"
 
@@ -146,14 +147,28 @@ static const struct {
 };
 
 /*
- * A new merchant m and 10.00 it can take back: a session paid from a new wallet (REFUNDS)
+ * A new merchant with PIN 1234, settlement on, deposit in its account, its webhooks going to
+ * the stack's receiver: the events of a race go out at once (a merchant without a webhook URL
+ * would have them retried for a while, clogging the outbox for the webhook suites).
+ */
+static void
+merchant_new(struct merchant *m, const char *deposit)
+{
+	char secret[128];
+
+	new_merchant(m, "1234", deposit, true);
+	merchant_webhook(m, secret);
+}
+
+/*
+ * A new merchant m (merchant_new) and 10.00 it can take back: a session paid from a new wallet (REFUNDS)
  * or a transfer to a new vendor (REVERSALS); its id into id[40], the wallet's (vendor's)
  * account into other[16]. m's account holds 11.00 afterwards either way.
  */
 static void
 target_new(enum target what, struct merchant *m, char id[40], char other[16])
 {
-	new_merchant(m, "1234", what == REFUNDS ? "1.00" : "21.00", true);
+	merchant_new(m, what == REFUNDS ? "1.00" : "21.00");
 	if (what == REFUNDS) {
 		new_customer("10.00", other);
 		paid_session(m->auth, "10.00", "order-race", other, id);
@@ -382,7 +397,7 @@ START_TEST(test_race_refunds_beside_payments)
 	long paid = PAY, refunded = 0, rounds = 0;
 	int i;
 
-	new_merchant(&m, "1234", "1.00", true);
+	merchant_new(&m, "1.00");
 	new_customer("5000.00", wallet);
 	for (i = 0; i < PAY; i++)
 		paid_session(m.auth, "10.00", "order-race", payer, before[i]);
@@ -503,6 +518,13 @@ START_TEST(test_db_second_intent_waits)
 }
 END_TEST
 
+/* Last: the events the races queued have gone out; none is left for the suites after. */
+START_TEST(test_events_delivered)
+{
+	quiet();
+}
+END_TEST
+
 static Suite *
 refund_race_suite(void)
 {
@@ -516,6 +538,7 @@ refund_race_suite(void)
 	tcase_add_loop_test(race, test_race_refunds_beside_payments, 0, 2);
 	tcase_set_timeout(db, 60);
 	tcase_add_loop_test(db, test_db_second_intent_waits, 0, 2 * (int)NELEM(intents));
+	tcase_add_test(db, test_events_delivered);
 	suite_add_tcase(s, db);
 	return s;
 }
