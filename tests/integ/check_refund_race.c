@@ -37,7 +37,6 @@ struct race {
 	int n;
 	char path[MAX_RACE][128];
 	const char *headers[4];
-	const char *body[MAX_RACE];
 	struct http_req q[MAX_RACE];
 	struct http_resp r[MAX_RACE];
 	int waited;     /* the most requests seen waiting for the held lock (-1: none held) */
@@ -59,7 +58,6 @@ race_add(struct race *x, const char *auth, enum target what, const char *id, con
 	x->headers[1] = auth;
 	snprintf(x->path[x->n], sizeof(x->path[0]), "%s", what == REFUNDS ? refunds_path(id) :
 	    reversals_path(id));
-	x->body[x->n] = body;
 	x->q[x->n] = (struct http_req){ "POST", x->path[x->n], x->headers, body };
 	x->n++;
 }
@@ -161,9 +159,9 @@ merchant_new(struct merchant *m, const char *deposit)
 }
 
 /*
- * A new merchant m (merchant_new) and 10.00 it can take back: a session paid from a new wallet (REFUNDS)
- * or a transfer to a new vendor (REVERSALS); its id into id[40], the wallet's (vendor's)
- * account into other[16]. m's account holds 11.00 afterwards either way.
+ * A new merchant m (merchant_new) and 10.00 it can take back: a session paid from a new
+ * wallet (REFUNDS) or a transfer to a new vendor (REVERSALS); its id into id[40], the
+ * wallet's (vendor's) account into other[16]. m's account holds 11.00 afterwards either way.
  */
 static void
 target_new(enum target what, struct merchant *m, char id[40], char other[16])
@@ -438,6 +436,65 @@ START_TEST(test_race_refunds_beside_payments)
 }
 END_TEST
 
+/*
+ * Refunds (every other one carrying 0.50 of a transfer back), reversals of 0.50 and new
+ * transfers, of one merchant to one vendor, all at once, round after round, each taking
+ * back from the transfers of the round before. A transfer locks the merchant's row, then
+ * the accounts; a refund or a reversal must not take them the other way round: no deadlock
+ * (40P01 would be a 500), no 5xx, each does what it asked.
+ */
+START_TEST(test_race_refunds_beside_transfers)
+{
+	enum { K = 4, ROUNDS = 6, MOVED = K * 200 - K * 50 - K / 2 * 50 };  /* to the vendor */
+	const struct expect refund_e = expect_of(REFUNDS, "1.00", NULL),
+	    reversal_e = expect_of(REVERSALS, "0.50", NULL);
+	struct merchant m;
+	struct race x;
+	struct tally t;
+	char vendor[1][16], s[K][37], tr[K][40], body[2 * K][2048];
+	const char *amount[1] = { "2.00" };
+	int i, round;
+
+	merchant_new(&m, "100.00");
+	new_account(vendor[0], "--kind vendor");
+	for (i = 0; i < K; i++)
+		new_transfer(&m, vendor[0], amount[0], tr[i]);
+	for (round = 0; round < ROUNDS; round++) {
+		memset(&x, 0, sizeof(x));
+		for (i = 0; i < K; i++) {
+			paid_session(m.auth, "1.00", "order-race", NULL, s[i]);
+			snprintf(body[i], sizeof(body[i]), i % 2 ? "{\"amount\":1.00,"
+			    "\"reverse_transfers\":[{\"transfer_id\":\"%s\",\"amount\":0.50}]}" :
+			    "{\"amount\":1.00}", tr[i]);
+			race_add(&x, m.auth, REFUNDS, s[i], body[i]);
+		}
+		for (i = 0; i < K; i++)
+			race_add(&x, m.auth, REVERSALS, tr[i], "{\"amount\":0.50}");
+		for (i = 0; i < K; i++)
+			x.q[x.n++] = (struct http_req){ "POST", SEND, x.headers,
+			    strcpy(body[K + i], transfer_body(pin_ok(), 1, vendor, amount)) };
+		ck_assert_int_eq(http_parallel_reqs(x.n, x.q, x.r, NULL, NULL), 0);
+		x.waited = -1;
+		race_tally(&x, 0, K, &refund_e, &t);
+		ck_assert_int_eq(t.ok, K);
+		race_tally(&x, K, 2 * K, &reversal_e, &t);
+		ck_assert_int_eq(t.ok, K);
+		for (i = 0; i < K; i++) {
+			ck_assert_msg(transfer_accepted(&x.r[2 * K + i], 1) != NULL, "transfer: %ld %s",
+			    x.r[2 * K + i].status, x.r[2 * K + i].body);
+			snprintf(tr[i], sizeof(tr[i]), "%s", transfer_accepted(&x.r[2 * K + i], 1));
+			http_free(&x.r[2 * K + i]);
+		}
+	}
+	/* The payments and refunds cancel out; what the vendor got, the merchant lost. */
+	ck_assert_int_eq(balance_of(vendor[0]), K * 200 + ROUNDS * MOVED);
+	ck_assert_int_eq(balance_of(m.acct), 10000 - K * 200 - ROUNDS * MOVED);
+	ck_assert_int_eq(number("SELECT count(*) FROM transfer_reversals WHERE merchant_id ="
+	    " $1::bigint", m.id), ROUNDS * (K + K / 2));
+	assert_ledger_ok();
+}
+END_TEST
+
 /* The intents as the workers call them, each asking for 6.00 of 10.00: $1 merchant, $2 id. */
 static const struct {
 	const char *sql;
@@ -536,6 +593,7 @@ refund_race_suite(void)
 	tcase_add_test(race, test_race_idempotent_refund);
 	tcase_add_test(race, test_race_refund_reversal_against_reversal);
 	tcase_add_loop_test(race, test_race_refunds_beside_payments, 0, 2);
+	tcase_add_test(race, test_race_refunds_beside_transfers);
 	tcase_set_timeout(db, 60);
 	tcase_add_loop_test(db, test_db_second_intent_waits, 0, 2 * (int)NELEM(intents));
 	tcase_add_test(db, test_events_delivered);
