@@ -437,11 +437,12 @@ START_TEST(test_race_refunds_beside_payments)
 END_TEST
 
 /*
- * Refunds (every other one carrying 0.50 of a transfer back), reversals of 0.50 and new
- * transfers, of one merchant to one vendor, all at once, round after round, each taking
- * back from the transfers of the round before. A transfer locks the merchant's row, then
- * the accounts; a refund or a reversal must not take them the other way round: no deadlock
- * (40P01 would be a 500), no 5xx, each does what it asked.
+ * Refunds, reversals of 0.50 and new transfers, of one merchant to one vendor, all at once,
+ * round after round, each taking back from the transfers of the round before; every other
+ * refund carries 0.25 of two transfers back, the two refunds naming the same two in
+ * opposite orders. A transfer locks the merchant's row, then the accounts; a refund the
+ * session, its transfers in id order, then the accounts; a reversal must not take them the
+ * other way round either: no deadlock (40P01 would be a 500), no 5xx.
  */
 START_TEST(test_race_refunds_beside_transfers)
 {
@@ -464,8 +465,9 @@ START_TEST(test_race_refunds_beside_transfers)
 		for (i = 0; i < K; i++) {
 			paid_session(m.auth, "1.00", "order-race", NULL, s[i]);
 			snprintf(body[i], sizeof(body[i]), i % 2 ? "{\"amount\":1.00,"
-			    "\"reverse_transfers\":[{\"transfer_id\":\"%s\",\"amount\":0.50}]}" :
-			    "{\"amount\":1.00}", tr[i]);
+			    "\"reverse_transfers\":[{\"transfer_id\":\"%s\",\"amount\":0.25},"
+			    "{\"transfer_id\":\"%s\",\"amount\":0.25}]}" : "{\"amount\":1.00}", tr[i],
+			    tr[(i + 2) % K]);
 			race_add(&x, m.auth, REFUNDS, s[i], body[i]);
 		}
 		for (i = 0; i < K; i++)
@@ -490,7 +492,7 @@ START_TEST(test_race_refunds_beside_transfers)
 	ck_assert_int_eq(balance_of(vendor[0]), K * 200 + ROUNDS * MOVED);
 	ck_assert_int_eq(balance_of(m.acct), 10000 - K * 200 - ROUNDS * MOVED);
 	ck_assert_int_eq(number("SELECT count(*) FROM transfer_reversals WHERE merchant_id ="
-	    " $1::bigint", m.id), ROUNDS * (K + K / 2));
+	    " $1::bigint", m.id), ROUNDS * 2 * K);
 	assert_ledger_ok();
 }
 END_TEST
