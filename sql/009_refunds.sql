@@ -197,11 +197,12 @@ $$;
 
 -- Locks the accounts of a posting in id order (mp_post's order: p_other is the posting's
 -- remaining account, if any) and checks, with messages for the merchant, what mp_post would
--- refuse: MP037 a vendor account short or not active (for the reversal at its p_plan
--- position), MP033 the merchant's account short or not active. p_merchant_net is what the
+-- refuse: MP037 a vendor account short, not active or not in p_currency (for the reversal
+-- at its p_plan position), MP033 the merchant's account short or not active. p_merchant_net is what the
 -- merchant's account gains (negative: loses); p_what names the money taken.
-CREATE FUNCTION mp_reversal_funds(p_merchant_account bigint, p_merchant_net bigint,
-                                  p_plan jsonb, p_other bigint, p_field text, p_what text)
+CREATE FUNCTION mp_reversal_funds(p_merchant_account bigint, p_currency text,
+                                  p_merchant_net bigint, p_plan jsonb, p_other bigint,
+                                  p_field text, p_what text)
 RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -215,12 +216,15 @@ BEGIN
     ORDER BY a.id FOR UPDATE;
     FOR v IN
         SELECT (e->>'vendor')::bigint AS vendor, sum((e->>'amount')::bigint)::bigint AS amount,
-               min((e->>'pos')::int) AS pos, count(*) AS n, a.status, a.balance
+               min((e->>'pos')::int) AS pos, count(*) AS n, a.status, a.balance, a.currency
         FROM jsonb_array_elements(p_plan) e JOIN accounts a ON a.id = (e->>'vendor')::bigint
-        GROUP BY 1, a.status, a.balance
+        GROUP BY 1, a.status, a.balance, a.currency
     LOOP
         v_name := CASE WHEN p_field IS NULL THEN '' ELSE format('%s[%s].', p_field, v.pos) END;
-        IF v.status <> 'active' THEN
+        IF v.currency <> p_currency THEN
+            RAISE EXCEPTION '%transfer_id: the vendor account holds %, not %', v_name,
+                v.currency, p_currency USING ERRCODE = 'MP037';
+        ELSIF v.status <> 'active' THEN
             RAISE EXCEPTION '%transfer_id: the vendor account is %, and cannot be debited',
                 v_name, v.status USING ERRCODE = 'MP037';
         ELSIF v.balance < v.amount AND v.n = 1 THEN
@@ -334,8 +338,8 @@ BEGIN
         v_dest := mp_funding_account(s.currency);
     END IF;
     v_merchant_account := mp_merchant_account(p_merchant, s.currency);
-    PERFORM mp_reversal_funds(v_merchant_account, v_reversed - v_amount, v_plan, v_dest,
-        'reverse_transfers', format('amount %s', mp_money_text(v_amount)));
+    PERFORM mp_reversal_funds(v_merchant_account, s.currency, v_reversed - v_amount, v_plan,
+        v_dest, 'reverse_transfers', format('amount %s', mp_money_text(v_amount)));
 
     SELECT array_agg(x.account), array_agg(x.amount) INTO v_accounts, v_amounts
     FROM (SELECT v_dest AS account, v_amount AS amount
@@ -384,9 +388,10 @@ BEGIN
     SELECT jsonb_agg(to_jsonb(p)), sum(p.amount), min(p.vendor)
     INTO v_plan, v_amount, v_vendor
     FROM mp_reversal_plan(p_merchant, ARRAY[p_transfer], ARRAY[p_amount], NULL) p;
-    SELECT a.currency INTO STRICT v_currency FROM accounts a WHERE a.id = v_vendor;
+    SELECT m.currency INTO STRICT v_currency FROM merchants m WHERE m.id = p_merchant;
     v_merchant_account := mp_merchant_account(p_merchant, v_currency);
-    PERFORM mp_reversal_funds(v_merchant_account, v_amount, v_plan, NULL, NULL, NULL);
+    PERFORM mp_reversal_funds(v_merchant_account, v_currency, v_amount, v_plan, NULL, NULL,
+                              NULL);
     v_tx := mp_post('reversal', p_merchant, 'transfer ' || p_transfer, v_currency,
                     ARRAY[v_vendor, v_merchant_account], ARRAY[-v_amount, v_amount]);
     v_id := (mp_reversal_record(p_merchant, v_currency, v_plan, v_tx, NULL, p_reason))[1];

@@ -177,11 +177,16 @@ ctl_account_show(struct ctl *c, int argc, char **argv)
 	    strcmp(PQgetvalue(r, 0, SHOW_HAS_PIN), "t") == 0 ? "set" : "none",
 	    PQgetvalue(r, 0, SHOW_CREATED));
 	PQclear(r);
-	/* The statement: one entry per line, oldest first, with the running balance. */
+	/*
+	 * The statement: one entry per line, oldest first, with the running balance. The kind is
+	 * the entry's (ledger_entry_kinds): a vendor's debit inside a refund is a reversal.
+	 */
 	if ((r = ctl_exec(c, "account show",
-	    "SELECT version, mp_iso(created_at), transaction_id, kind, coalesce(reference, ''),"
-	    " amount, balance_after FROM account_statement WHERE account_number = $1"
-	    " ORDER BY version", 1, p)) == NULL)
+	    "SELECT e.version, mp_iso(k.created_at), k.transaction_id, k.entry_kind,"
+	    " coalesce(t.reference, ''), k.amount, k.balance_after FROM ledger_entry_kinds k"
+	    " JOIN ledger_entries e ON e.id = k.entry_id"
+	    " JOIN ledger_transactions t ON t.id = k.transaction_id"
+	    " WHERE k.account_number = $1 ORDER BY e.version", 1, p)) == NULL)
 		return 1;
 	for (i = 0; i < PQntuples(r); i++) {
 		char after[MONEY_BUFLEN];

@@ -26,6 +26,8 @@
 #   - ENDPOINTS: the session lookup's fields and values, the health bodies, the field rules
 #     and defaults the page states (prices, lengths, max_items, max_vendors, max_body_bytes,
 #     session_lifetime, pin_max_attempts, the key's scheme word in any case);
+#   - refunds and transfer reversals: their examples, events and every refusal their
+#     sections name, in tests/api-examples-refunds.sh (it says what it runs);
 #   - ERROR RESPONSES and IDEMPOTENCY: every (status, message) the page names that can be
 #     provoked over HTTP is provoked and compared, the checking order is probed, and a
 #     rejected request must leave the database as it was. The rows not provoked, and why:
@@ -240,6 +242,8 @@ norm='walk(if type == "string" then
 	gsub("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"; "<uuid>")
 	| sub("^evt_[0-9a-f]{32}$"; "evt_<32 hex>")
 	| sub("^tr_([0-9a-f]{32}|\\.\\.\\.)$"; "tr_<id>")
+	| sub("^trr_([0-9a-f]{32}|\\.\\.\\.)$"; "trr_<id>")
+	| sub("^re_([0-9a-f]{32}|\\.\\.\\.)$"; "re_<id>")
 	| sub("^[0-9]+$"; "<digits>")
 	| sub("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00$"; "<ISO 8601 UTC>")
 	| sub("^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"; "<YYYY-MM-DD HH:MM:SS>")
@@ -329,6 +333,7 @@ footprint() {
 		(SELECT count(*) FROM ledger_transactions) || '/' ||
 		(SELECT count(*) FROM ledger_entries) || '/' || (SELECT count(*) FROM transfers) || '/' ||
 		(SELECT count(*) FROM idempotency_keys) || '/' || (SELECT count(*) FROM webhook_events)
+		|| '/' || (SELECT count(*) FROM refunds) || '/' || (SELECT count(*) FROM transfer_reversals)
 		|| '/' || (SELECT md5(string_agg(id || ':' || balance || ':' || version || ':' || status,
 		',' ORDER BY id)) FROM accounts)"
 }
@@ -508,10 +513,14 @@ check "WEBHOOKS: ... and body" grep -qF "body='$vec_body'" "$sig_cmd"
 # pay SESSION [CARD [ACTION]]: pays it at the checkout page with a test card, by default
 # the one the page lists as paid, with an expiry of this month.
 card=$(section 'TEST CARDS' | awk -F' Ta ' '/^\.It [0-9]/ && $2 == "paid" { sub(/^\.It /, "", $1); print $1 }')
+# csrf_of SESSION: the CSRF token of its checkout page's forms.
+csrf_of() {
+	curl -sS "$base/checkout/$1" | grep -oE 'name="csrf" value="[0-9a-f]{64}"' |
+		head -1 | grep -oE '[0-9a-f]{64}' || true
+}
 pay() {
 	local csrf
-	csrf=$(curl -sS "$base/checkout/$1" | grep -oE 'name="csrf" value="[0-9a-f]{64}"' |
-		head -1 | grep -oE '[0-9a-f]{64}') || true
+	csrf=$(csrf_of "$1")
 	call POST "/checkout/$1" --data-urlencode "csrf=$csrf" -d method=test_card \
 		-d "action=${3:-pay}" --data-urlencode "card_number=${2:-$card}" \
 		-d "card_expiry=$(date -u +%m/%y)" -d card_cvc=123
@@ -534,13 +543,30 @@ sid2=$(jq -r .session_id <<<"$body")
 [ "$(jq -r .data.payment_method <<<"$example_hook")" = test_card ] ||
 	fail "the example webhook was paid with a test card (the sandbox pays only so)"
 pay "$sid2"
-hook=""
-for _ in $(seq 1 100); do
-	hook=$(jq -c --arg s "$sid2" 'select((.body | fromjson? | .data.session_id) == $s)' \
-		"$dir/webhooks.log" 2>/dev/null | head -1)
-	[ -z "$hook" ] || break
-	sleep 0.1
-done
+# wait_hook TYPE JQ-PATH VALUE: the first webhook the receiver got of TYPE whose body has VALUE
+# at JQ-PATH (as the receiver logged it: .body, .id, .signature, ...), within 10 s; or nothing.
+wait_hook() {
+	local h="" i
+	for i in $(seq 1 100); do
+		h=$(jq -c --arg t "$1" --arg v "$3" "select((.body | fromjson? |
+			select(.type == \$t) | $2) == \$v)" "$dir/webhooks.log" 2>/dev/null | head -1)
+		[ -z "$h" ] || break
+		sleep 0.1
+	done
+	printf '%s' "$h"
+}
+# page_signature HOOK: what the page's shell command makes of what the merchant received.
+page_signature() {
+	local script
+	script=$(cat "$sig_cmd")
+	script=${script//"$vec_secret"/$secret}
+	script=${script//"$vec_id"/$(jq -r .id <<<"$1")}
+	script=${script//"$vec_ts"/$(jq -r .timestamp <<<"$1")}
+	script=${script//"'$vec_body'"/'"$MP_BODY"'}
+	(cd "$dir/w" && MP_BODY=$(jq -r .body <<<"$1") bash -c 'set -eo pipefail; . /dev/stdin' \
+		<<<"$script" 2>&1) || true
+}
+hook=$(wait_hook payment.succeeded .data.session_id "$sid2")
 if [ -z "$hook" ]; then
 	fail "WEBHOOKS: the payment sends a payment.succeeded webhook" "none in 10 s"
 else
@@ -553,15 +579,8 @@ else
 	check "WEBHOOKS: webhook-timestamp is now, in seconds since 1970" \
 		test $(($(date +%s) - $(jq -r .timestamp <<<"$hook"))) -le 30
 	# The page's verification command, on what the merchant received.
-	script=$(cat "$sig_cmd")
-	script=${script//"$vec_secret"/$secret}
-	script=${script//"$vec_id"/$(jq -r .id <<<"$hook")}
-	script=${script//"$vec_ts"/$(jq -r .timestamp <<<"$hook")}
-	script=${script//"'$vec_body'"/'"$MP_BODY"'}
-	real_sig=$(cd "$dir/w" && MP_BODY=$real_body bash -c 'set -eo pipefail; . /dev/stdin' \
-		<<<"$script" 2>&1) || true
 	same "WEBHOOKS: the page's shell command verifies a real webhook" \
-		"v1,$real_sig" "$(jq -r .signature <<<"$hook")"
+		"v1,$(page_signature "$hook")" "$(jq -r .signature <<<"$hook")"
 	same "WEBHOOKS: it is sent as Content-Type: application/json" \
 		"$(jq -r .content_type <<<"$hook")" application/json
 fi
@@ -1021,6 +1040,11 @@ same "the rejected transfers moved nothing (5 transfers of 1.00 were accepted)" 
 	"$(sql "SELECT count(*) || '/' || coalesce(sum(amount), 0) FROM transfers WHERE merchant_id IN ($lock, $poor)")" \
 	"5/500"
 check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
+
+# --- Refunds and transfer reversals (tests/api-examples-refunds.sh) ----------------------
+
+# shellcheck source=tests/api-examples-refunds.sh
+. "$srcdir/tests/api-examples-refunds.sh"
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
 "$srcdir/tests/stack.sh" pg-stop "$dir"

@@ -165,6 +165,13 @@ START_TEST(test_vendor_frozen)
 	assert_refused(shop.auth, reversals_path(tr[0]), "{\"amount\":1.00}", 400,
 	    "transfer_id: the vendor account is closed, and cannot be debited");
 	set_status(v[0], "active");
+	/* An account relabelled by the operator to another currency is named, not a 500. */
+	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET currency = 'USD' WHERE"
+	    " account_number = $1 RETURNING 1", v[0]));
+	assert_refused(shop.auth, reversals_path(tr[0]), "{}", 400,
+	    "transfer_id: the vendor account holds USD, not AFN");
+	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET currency = 'AFN' WHERE"
+	    " account_number = $1 RETURNING 1", v[0]));
 	reversal_ok(tr[0], "{}", "5.00", NULL, id);
 }
 END_TEST
