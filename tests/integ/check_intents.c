@@ -84,7 +84,7 @@ static const char *const attacks[] = {
 	/* the functions inside those intents, called directly */
 	"SELECT * FROM mp_reversal_plan(1, ARRAY['tr_00000000000000000000000000000000'],"
 	" ARRAY[1]::bigint[], NULL)",
-	"SELECT mp_reversal_funds($MEA, 100, '[]'::jsonb, $CUS, NULL, 'x')",
+	"SELECT mp_reversal_funds($MEA, 'AFN', 100, '[]'::jsonb, $CUS, NULL, 'x')",
 	"SELECT mp_reversal_record(1, 'AFN', '[]'::jsonb, 1, NULL, NULL)",
 	"SELECT mp_queue_event(1, 'refund.succeeded', '{}'::json)",
 	/* a function of its own in our schema, shadowing ours */
@@ -206,6 +206,11 @@ START_TEST(test_worker_refunds_through_intents)
 	snprintf(sql, sizeof(sql), "SELECT mp_reverse_transfer(%s, 'tr_%032d', NULL, NULL)",
 	    fx.merchant_a, 0);
 	ck_assert_str_eq(as_worker(sql, state), "MP030");
+	/* Whatever their signatures become, no form of the functions inside is the role's. */
+	ck_assert_str_eq(db_value("SELECT count(DISTINCT proname) || ' ' || count(*) FILTER (WHERE"
+	    " has_function_privilege('mp_worker', oid, 'EXECUTE')) FROM pg_proc WHERE proname IN"
+	    " ('mp_post', 'mp_reversal_plan', 'mp_reversal_funds', 'mp_reversal_record',"
+	    " 'mp_queue_event')", NULL), "5 0");
 	assert_ledger_ok();
 }
 END_TEST
