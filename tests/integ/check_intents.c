@@ -70,6 +70,23 @@ static const char *const attacks[] = {
 	/* the environment and the PIN policy */
 	"UPDATE mp_settings SET environment = 'production'",
 	"UPDATE mp_settings SET pin_max_attempts = 100",
+	/* refunds and reversals other than through mp_refund_session and mp_reverse_transfer */
+	"INSERT INTO refunds (id, session_id, merchant_id, ledger_transaction_id, amount, currency)"
+	" VALUES ('re_00000000000000000000000000000000', '$SES', 1, 1, 1, 'AFN')",
+	"INSERT INTO transfer_reversals (id, transfer_id, merchant_id, ledger_transaction_id,"
+	" amount, currency) VALUES ('trr_00000000000000000000000000000000',"
+	" 'tr_00000000000000000000000000000000', 1, 1, 1, 'AFN')",
+	"UPDATE payment_sessions SET amount_refunded = 0 WHERE id = '$SES'",
+	"UPDATE transfers SET amount_reversed = 0",
+	"UPDATE refunds SET reason = 'changed'",
+	"DELETE FROM refunds",
+	"DELETE FROM transfer_reversals",
+	/* the functions inside those intents, called directly */
+	"SELECT * FROM mp_reversal_plan(1, ARRAY['tr_00000000000000000000000000000000'],"
+	" ARRAY[1]::bigint[], NULL)",
+	"SELECT mp_reversal_funds($MEA, 'AFN', 100, '[]'::jsonb, $CUS, NULL, 'x')",
+	"SELECT mp_reversal_record(1, 'AFN', '[]'::jsonb, 1, NULL, NULL)",
+	"SELECT mp_queue_event(1, 'refund.succeeded', '{}'::json)",
 	/* a function of its own in our schema, shadowing ours */
 	"CREATE FUNCTION public.mp_iso(text) RETURNS text LANGUAGE sql AS 'SELECT 1::text'",
 };
@@ -158,6 +175,43 @@ START_TEST(test_intents_check_themselves)
 	    fx.merchant_a, 0, 0, vendor);
 	ck_assert_str_eq(as_worker(sql, state), "00000");
 	ck_assert_str_eq(db_footprint(NULL, NULL), before);
+}
+END_TEST
+
+/*
+ * The positive control of the refund attacks: the role refunds through mp_refund_session
+ * (a session it paid through mp_pay_test_card) and may call mp_reverse_transfer, which
+ * answers for itself (MP030: no such transfer of the merchant) rather than 42501.
+ */
+START_TEST(test_worker_refunds_through_intents)
+{
+	const char *h[] = { JSON_CT, fx.auth_a, NULL };
+	char id[40], sql[512], state[6];
+	struct http_resp r;
+
+	ck_assert_int_eq(http_do("POST", CREATE, h,
+	    "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\",\"price\":3.00}]}", -1, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	snprintf(id, sizeof(id), "%s", http_json_str(&r, "session_id"));
+	http_free(&r);
+	snprintf(sql, sizeof(sql), "SELECT * FROM mp_pay_test_card('%s', 'visa', '4242', NULL)",
+	    id);
+	ck_assert_str_eq(as_worker(sql, state), "00000");
+	snprintf(sql, sizeof(sql), "SELECT mp_refund_session(%s, '%s', 100, 'control', NULL,"
+	    " NULL)", fx.merchant_a, id);
+	ck_assert_str_eq(as_worker(sql, state), "00000");
+	ck_assert_str_eq(db_value("SELECT amount_refunded || ' ' || status || ' ' || (SELECT"
+	    " count(*) FROM refunds WHERE session_id = s.id) FROM payment_sessions s WHERE id ="
+	    " $1::uuid", id), "100 paid 1");
+	snprintf(sql, sizeof(sql), "SELECT mp_reverse_transfer(%s, 'tr_%032d', NULL, NULL)",
+	    fx.merchant_a, 0);
+	ck_assert_str_eq(as_worker(sql, state), "MP030");
+	/* Whatever their signatures become, no form of the functions inside is the role's. */
+	ck_assert_str_eq(db_value("SELECT count(DISTINCT proname) || ' ' || count(*) FILTER (WHERE"
+	    " has_function_privilege('mp_worker', oid, 'EXECUTE')) FROM pg_proc WHERE proname IN"
+	    " ('mp_post', 'mp_reversal_plan', 'mp_reversal_funds', 'mp_reversal_record',"
+	    " 'mp_queue_event')", NULL), "5 0");
+	assert_ledger_ok();
 }
 END_TEST
 
@@ -285,6 +339,7 @@ main(void)
 	tcase_add_loop_test(t, test_worker_cannot, 0, NATTACKS);
 	tcase_add_test(t, test_worker_can);
 	tcase_add_test(t, test_intents_check_themselves);
+	tcase_add_test(t, test_worker_refunds_through_intents);
 	tcase_add_test(t, test_test_card_needs_sandbox_database);
 	tcase_add_test(t, test_other_environment_refused);
 	tcase_add_test(t, test_account_numbers_unpredictable);

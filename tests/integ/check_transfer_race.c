@@ -10,12 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <check.h>
 #include <curl/curl.h>
-#include <libpq-fe.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
@@ -51,34 +48,6 @@ body_of(const char *pin, const char *a0, const char *a1)
 		    vendor[1], a1);
 	snprintf(b + n, sizeof(b) - (size_t)n, "]}");
 	return b;
-}
-
-/* The message of a 400 with success false, or NULL when r is something else. */
-static const char *
-refusal(const struct http_resp *r)
-{
-	struct json_object *v;
-
-	if (r->status != 400 || !json_object_object_get_ex(r->json, "success", &v) ||
-	    !json_object_is_type(v, json_type_boolean) || json_object_get_boolean(v))
-		return NULL;
-	return http_json_str(r, "message");
-}
-
-/* A transfer's 200 (marketpay-api(7)) with n transfers; the first transaction_id, or NULL. */
-static const char *
-accepted(const struct http_resp *r, int n)
-{
-	struct json_object *v, *d;
-	const char *id;
-
-	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
-	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
-	    &d) || json_object_array_length(d) != (size_t)n ||
-	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
-		return NULL;
-	id = json_object_get_string(v);
-	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
 }
 
 /*
@@ -176,7 +145,7 @@ START_TEST(test_bad_pin)
 	ck_assert_str_eq(pin_failures(&m), bad_pins[_i].counted ? "1" : "0");
 	/* The right PIN still works afterwards (a positive control). */
 	send_as(m.auth, body_of(pin_ok(), "5", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 }
 END_TEST
@@ -191,7 +160,7 @@ START_TEST(test_pin_replay)
 	new_merchant(&m, "1234", "50.00", true);
 	snprintf(body, sizeof(body), "%s", body_of(sealed("1234", pin), "5", NULL));
 	send_as(m.auth, body, NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	send_as(m.auth, body, NULL, &r);
@@ -235,7 +204,7 @@ START_TEST(test_check_order)
 	ck_assert_str_eq(pin_failures(&m), "2");
 	/* The right PIN works and clears the count: only consecutive failures lock. */
 	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_str_eq(pin_failures(&m), "0");
 }
@@ -304,7 +273,7 @@ START_TEST(test_pin_lockout)
 	ck_assert_int_eq(sh(CTL "merchant unlock %s >/dev/null", m.id), 0);
 	ck_assert_int_eq(lock_left(&m), 0);
 	send_as(m.auth, body_of(pin_ok(), "1", NULL), NULL, &r);
-	ck_assert_msg(accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
+	ck_assert_msg(transfer_accepted(&r, 1) != NULL, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_int_eq(balance_of(m.acct), 900);
 	ck_assert_str_eq(db_value("SELECT pin_failures || '/' || pin_locks FROM merchants WHERE id ="
@@ -333,18 +302,18 @@ tally_guesses(struct http_resp *r, int n, int tally[3])
 START_TEST(test_race_pin_guessing)
 {
 	enum { N = 12 };
+	static char bodies[N][2048];
 	struct merchant m;
 	struct http_resp r[N];
+	struct http_req q[N];
 	char wrong[1024];
 	const char *h[] = { JSON_CT, NULL, NULL }, *p[1];
-	int fd[2], i, waiting = 0, tally[3] = { 0, 0, 0 };
-	pid_t child;
-	PGconn *c;
+	int i, waiting, tally[3] = { 0, 0, 0 };
 
 	/* Four wrong guesses one by one: one is left before the lock. */
 	new_merchant(&m, "1234", "10.00", true);
 	h[1] = m.auth;
-	sealed("5555", wrong);
+	p[0] = m.id;
 	for (i = 0; i < 4; i++) {
 		send_as(m.auth, body_of(sealed("5555", wrong), "1", NULL), NULL, &r[0]);
 		assert_fail(&r[0], 400, "invalid PIN");
@@ -354,33 +323,13 @@ START_TEST(test_race_pin_guessing)
 	 * Then N at once. Holding the merchant's row for a moment lines them up in the workers,
 	 * as a burst on a busy machine would; they must still get one guess between them.
 	 */
-	c = PQconnectdb("");
-	p[0] = m.id;
-	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-	PQclear(PQexec(c, "BEGIN"));
-	PQclear(PQexecParams(c, "SELECT 1 FROM merchants WHERE id = $1::bigint FOR UPDATE", 1, NULL,
-	    p, NULL, NULL, 0));
-	ck_assert_int_eq(pipe(fd), 0);
-	if ((child = fork()) == 0) {
-		static char bodies[N][2048];
-		const char *each[N];
-
-		for (i = 0; i < N; i++)
-			each[i] = strcpy(bodies[i], body_of(sealed("5555", wrong), "1", NULL));
-		i = http_parallel_each(N, SEND, h, each, r);
-		tally_guesses(r, N, tally);
-		_exit(i == 0 && write(fd[1], tally, sizeof(tally)) == sizeof(tally) ? 0 : 1);
-	}
-	for (i = 0; i < 30 && waiting < 2; i++) {
-		usleep(100000);
-		waiting = atoi(db_value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type ="
-		    " 'Lock' AND datname = current_database()", NULL));
-	}
-	usleep(300000);
-	PQclear(PQexec(c, "COMMIT"));
-	PQfinish(c);
-	ck_assert_int_eq(read(fd[0], tally, sizeof(tally)), (ssize_t)sizeof(tally));
-	waitpid(child, NULL, 0);
+	for (i = 0; i < N; i++)
+		q[i] = (struct http_req){ "POST", SEND, h,
+		    strcpy(bodies[i], body_of(sealed("5555", wrong), "1", NULL)) };
+	waiting = http_parallel_held(db_hold("SELECT 1 FROM merchants WHERE id = $1::bigint FOR"
+	    " UPDATE", 1, p), 2, N, q, r);
+	ck_assert_int_ge(waiting, 0);
+	tally_guesses(r, N, tally);
 	ck_assert_msg(tally[2] == 0, "%d replies were neither 'invalid PIN' nor locked", tally[2]);
 	ck_assert_msg(tally[0] <= 1, "%d guesses were tried after the 4th wrong PIN, not 1 (%d"
 	    " requests were waiting together)", tally[0], waiting);
@@ -401,7 +350,7 @@ START_TEST(test_idempotency)
 	snprintf(body, sizeof(body), "%s", body_of(pin_ok(), "7", "8.10"));
 	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r1);
 	send_as(m.auth, body, "Idempotency-Key: payout-2024-06-01", &r2);
-	ck_assert_msg(accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
+	ck_assert_msg(transfer_accepted(&r1, 2) != NULL, "%ld %s", r1.status, r1.body);
 	ck_assert_int_eq(r2.status, 200);
 	ck_assert_str_eq(r2.body, r1.body);
 	ck_assert_ptr_null(http_header(&r1, "Idempotent-Replayed", buf, sizeof(buf)));
@@ -441,7 +390,7 @@ START_TEST(test_race_balance)
 		each[i] = strcpy(bodies[i], body_of(pin_ok(), "10.00", NULL));
 	ck_assert_int_eq(http_parallel_each(N, SEND, h, each, r), 0);
 	for (i = 0; i < N; i++) {
-		if ((id = accepted(&r[i], 1)) != NULL) {
+		if ((id = transfer_accepted(&r[i], 1)) != NULL) {
 			if (ok < K)
 				snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s",
 				    ok ? "," : "", id);
@@ -480,7 +429,8 @@ START_TEST(test_race_idempotency)
 	new_merchant(&m, "1234", "100.00", true);
 	h[1] = m.auth;
 	ck_assert_int_eq(http_parallel(N, SEND, h, body_of(pin_ok(), "1", "2.50"), r), 0);
-	ck_assert_msg(accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status, r[0].body);
+	ck_assert_msg(transfer_accepted(&r[0], 2) != NULL, "reply 0: %ld %s", r[0].status,
+	    r[0].body);
 	for (i = 0; i < N; i++) {
 		ck_assert_msg(r[i].status == 200, "reply %d: %ld %s", i, r[i].status, r[i].body);
 		ck_assert_str_eq(r[i].body, r[0].body);
@@ -502,12 +452,9 @@ END_TEST
 static void
 setup(void)
 {
-	struct merchant m;
-
 	new_account(vendor[0], "--kind vendor");
 	new_account(vendor[1], "--kind vendor");
-	new_merchant(&m, "1234", "1.00", true);
-	service_key_load(m.auth);
+	service_key_setup();
 }
 
 static Suite *

@@ -35,14 +35,29 @@ get_page(const char *id, struct http_resp *r)
 }
 
 void
+form_post(const char *id, const char *fields, struct form_post *f)
+{
+	static const char *const h[] = { FORM_CT, NULL };
+
+	snprintf(f->path, sizeof(f->path), "/checkout/%s", id);
+	snprintf(f->body, sizeof(f->body), "csrf=%s&%s", csrf_of(id), fields);
+	f->req = (struct http_req){ "POST", f->path, h, f->body };
+}
+
+void
 post_form(const char *id, const char *fields, struct http_resp *r)
 {
-	const char *h[] = { FORM_CT, NULL };
-	char path[128], body[2048];
+	struct form_post f;
 
-	snprintf(path, sizeof(path), "/checkout/%s", id);
-	snprintf(body, sizeof(body), "csrf=%s&%s", csrf_of(id), fields);
-	ck_assert_int_eq(http_do("POST", path, h, body, -1, r), 0);
+	form_post(id, fields, &f);
+	ck_assert_int_eq(http_do("POST", f.path, f.req.headers, f.body, -1, r), 0);
+}
+
+const char *
+wallet_fields(const char *acct, const char *pin, char out[256])
+{
+	snprintf(out, 256, "method=wallet&action=pay&account_number=%s&pin=%s", acct, pin);
+	return out;
 }
 
 void
@@ -50,9 +65,7 @@ pay_wallet(const char *id, const char *acct, const char *pin, struct http_resp *
 {
 	char fields[256];
 
-	snprintf(fields, sizeof(fields), "method=wallet&action=pay&account_number=%s&pin=%s", acct,
-	    pin);
-	post_form(id, fields, r);
+	post_form(id, wallet_fields(acct, pin, fields), r);
 }
 
 void
@@ -60,27 +73,50 @@ pay_card(const char *id, const char *number, struct http_resp *r)
 {
 	char fields[256];
 
-	snprintf(fields, sizeof(fields), "method=test_card&action=pay&card_number=%s"
-	    "&card_expiry=12%%2F99&card_cvc=123", number);
-	post_form(id, fields, r);
+	post_form(id, card_fields(number, fields), r);
+}
+
+const char *
+card_fields(const char *number, char out[256])
+{
+	snprintf(out, 256, "method=test_card&action=pay&card_number=%s&card_expiry=12%%2F99"
+	    "&card_cvc=123", number);
+	return out;
+}
+
+const char *
+pay_fields(const char *acct, char out[256])
+{
+	return acct != NULL ? wallet_fields(acct, "1234", out) : card_fields(TEST_CARD, out);
+}
+
+void
+open_session(const char *auth, const char *price, const char *user, char id[37])
+{
+	char body[512];
+
+	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\","
+	    "\"price\":%s}],\"user_id\":\"%s\",\"email\":\"buyer@example.com\"}", price, user);
+	new_session(auth, body, id);
+}
+
+void
+assert_paid(const struct http_resp *r, const char *id)
+{
+	ck_assert_msg(r->status == 200 && strstr(r->body, "Payment received") != NULL,
+	    "paying %s: %ld", id, r->status);
+	ck_assert_str_eq(status_of(id), "paid");
 }
 
 void
 paid_session(const char *auth, const char *price, const char *user, const char *acct,
     char id[37])
 {
-	char body[512];
+	char fields[256];
 	struct http_resp r;
 
-	snprintf(body, sizeof(body), "{\"items\":[{\"id\":\"sku-1\",\"name\":\"Tea\","
-	    "\"price\":%s}],\"user_id\":\"%s\",\"email\":\"buyer@example.com\"}", price, user);
-	new_session(auth, body, id);
-	if (acct != NULL)
-		pay_wallet(id, acct, "1234", &r);
-	else
-		pay_card(id, "4242424242424242", &r);
-	ck_assert_msg(r.status == 200 && strstr(r.body, "Payment received") != NULL,
-	    "paying %s: %ld", id, r.status);
+	open_session(auth, price, user, id);
+	post_form(id, pay_fields(acct, fields), &r);
+	assert_paid(&r, id);
 	http_free(&r);
-	ck_assert_str_eq(status_of(id), "paid");
 }

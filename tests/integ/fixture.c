@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -189,19 +190,95 @@ new_customer(const char *balance, char acct[16])
 }
 
 PGconn *
-hold_idempotency_lock(const char *merchant, const char *key)
+db_hold(const char *sql, int n, const char *const *params)
 {
-	PGconn *c = PQconnectdb("");
-	const char *p[2] = { merchant, key };
-	PGresult *res;
+	PGconn *c = db_connect_as(NULL);
+	char state[6];
 
 	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-	PQclear(PQexec(c, "BEGIN"));
-	res = PQexecParams(c, "SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2,"
-	    " 7201))", 2, NULL, p, NULL, NULL, 0);
-	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
-	PQclear(res);
+	ck_assert_str_eq(db_state(c, "BEGIN", 0, NULL, state), "00000");
+	ck_assert_msg(strcmp(db_state(c, sql, n, params, state), "00000") == 0, "%s: %s", sql,
+	    PQerrorMessage(c));
 	return c;
+}
+
+PGconn *
+hold_idempotency_lock(const char *merchant, const char *key)
+{
+	const char *p[2] = { merchant, key };
+
+	return db_hold("SELECT pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201))", 2,
+	    p);
+}
+
+int
+lock_waiters(void)
+{
+	const char *n = db_value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type ="
+	    " 'Lock' AND datname = current_database()", NULL);
+
+	return n != NULL ? atoi(n) : -1;
+}
+
+/* What http_parallel_held's requests are told to wait behind, and how long they did. */
+struct held {
+	PGconn *c;
+	int want, most;
+	struct timespec start, lined_up;
+};
+
+static long
+ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* Called while the requests run: lets them go 300 ms after want of them wait, or after 5 s. */
+static void
+release_when_lined_up(void *arg)
+{
+	struct held *h = arg;
+	int n;
+
+	if (h->c == NULL)
+		return;
+	if ((n = lock_waiters()) > h->most)
+		h->most = n;
+	if (h->most >= h->want && h->lined_up.tv_sec == 0)
+		clock_gettime(CLOCK_MONOTONIC, &h->lined_up);
+	if ((h->lined_up.tv_sec != 0 && ms_since(&h->lined_up) >= 300) ||
+	    ms_since(&h->start) >= 5000) {
+		db_release(h->c);
+		h->c = NULL;
+	}
+}
+
+int
+http_parallel_held(PGconn *held, int want, int n, const struct http_req *reqs,
+    struct http_resp *out)
+{
+	struct held h = { .c = held, .want = want };
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &h.start);
+	rc = http_parallel_reqs(n, reqs, out, release_when_lined_up, &h);
+	if (h.c != NULL)
+		db_release(h.c);
+	return rc == 0 ? h.most : -1;
+}
+
+const char *
+refusal(const struct http_resp *r)
+{
+	struct json_object *v;
+
+	if (r->status != 400 || !json_object_object_get_ex(r->json, "success", &v) ||
+	    !json_object_is_type(v, json_type_boolean) || json_object_get_boolean(v))
+		return NULL;
+	return http_json_str(r, "message");
 }
 
 void
@@ -243,24 +320,36 @@ fixture_live_key(const char *merchant, char key[129])
 	    -1 : 0;
 }
 
-const char *
-db_as(const char *user, const char *sql, char state[6])
+PGconn *
+db_connect_as(const char *user)
 {
 	const char *keys[] = { "user", NULL }, *vals[] = { user, NULL };
-	PGconn *c = PQconnectdbParams(keys, vals, 1);
-	PGresult *r;
-	const char *s;
 
-	if (PQstatus(c) != CONNECTION_OK) {
-		snprintf(state, 6, "LOGIN");
-		PQfinish(c);
-		return state;
-	}
-	r = PQexec(c, sql);
-	s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+	return user != NULL ? PQconnectdbParams(keys, vals, 1) : PQconnectdb("");
+}
+
+const char *
+db_state(PGconn *c, const char *sql, int n, const char *const *params, char state[6])
+{
+	PGresult *r = n > 0 ? PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0) :
+	    PQexec(c, sql);
+	const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+
 	snprintf(state, 6, "%s", PQresultStatus(r) == PGRES_TUPLES_OK ||
 	    PQresultStatus(r) == PGRES_COMMAND_OK ? "00000" : s != NULL ? s : "?????");
 	PQclear(r);
+	return state;
+}
+
+const char *
+db_as(const char *user, const char *sql, char state[6])
+{
+	PGconn *c = db_connect_as(user);
+
+	if (PQstatus(c) != CONNECTION_OK)
+		snprintf(state, 6, "LOGIN");
+	else
+		db_state(c, sql, 0, NULL, state);
 	PQfinish(c);
 	return state;
 }

@@ -57,6 +57,15 @@ void need(int ok, const char *what);
  */
 int fixture_live_key(const char *merchant, char key[129]);
 
+/* A connection to the stack's database as the role user (NULL: as stack.env says, the owner). */
+PGconn *db_connect_as(const char *user);
+
+/*
+ * Runs sql on c with n parameters (n 0: PQexec, so sql may hold several statements); its
+ * SQLSTATE into state[6] ("00000" when it ran), which it returns.
+ */
+const char *db_state(PGconn *c, const char *sql, int n, const char *const *params, char state[6]);
+
 /*
  * Runs sql (no parameters) logged in as the database role user, on the stack's socket.
  * Returns its SQLSTATE in state[6]: "00000" when it ran, the refusal's otherwise, "LOGIN"
@@ -112,11 +121,32 @@ void new_session(const char *auth, const char *body, char id[37]);
 void new_customer(const char *balance, char acct[16]);
 
 /*
+ * Begins a transaction as the owner and runs sql (n parameters) in it, so that it holds what
+ * sql locked (the case fails unless it ran); db_release() commits it and closes c.
+ */
+PGconn *db_hold(const char *sql, int n, const char *const *params);
+
+/*
  * Holds, in a transaction of its own, the lock that a create-session request of merchant with
  * Idempotency-Key key holds while it runs, as if one still were; db_release() ends it.
  */
 PGconn *hold_idempotency_lock(const char *merchant, const char *key);
 void db_release(PGconn *c);
+
+/* How many of the database's backends wait for a lock now (-1: it could not be asked). */
+int lock_waiters(void);
+
+/*
+ * A race that really is one: sends the n requests at once (http_parallel_reqs) while held
+ * (db_hold) keeps locked what they all need, so they line up in the workers behind it; 300 ms
+ * after want of them wait for a lock (or after 5 s), held is released (db_release) and they
+ * go on together. Returns the most that were seen waiting, or -1 as http_parallel_reqs.
+ */
+int http_parallel_held(PGconn *held, int want, int n, const struct http_req *reqs,
+    struct http_resp *out);
+
+/* The message of a 400 with success false, or NULL when r is something else. */
+const char *refusal(const struct http_resp *r);
 
 /* Runs a shell command; returns its exit status. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

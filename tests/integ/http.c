@@ -112,6 +112,22 @@ int
 http_parallel_each(int n, const char *path, const char *const *headers,
     const char *const *bodies, struct http_resp *out)
 {
+	struct http_req *q = calloc((size_t)n, sizeof(*q));
+	int i, rc;
+
+	if (q == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		q[i] = (struct http_req){ "POST", path, headers, bodies[i] };
+	rc = http_parallel_reqs(n, q, out, NULL, NULL);
+	free(q);
+	return rc;
+}
+
+int
+http_parallel_reqs(int n, const struct http_req *reqs, struct http_resp *out,
+    void (*during)(void *), void *arg)
+{
 	struct xfer *x = calloc((size_t)n, sizeof(*x));
 	CURLM *m = curl_multi_init();
 	int i, running = 0, rc = 0;
@@ -119,7 +135,8 @@ http_parallel_each(int n, const char *path, const char *const *headers,
 	if (x == NULL || m == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (xfer_setup(&x[i], "POST", path, headers, bodies[i], -1) != 0)
+		if (xfer_setup(&x[i], reqs[i].method, reqs[i].path, reqs[i].headers, reqs[i].body,
+		    -1) != 0)
 			rc = -1;
 		else
 			curl_multi_add_handle(m, x[i].c);
@@ -127,7 +144,9 @@ http_parallel_each(int n, const char *path, const char *const *headers,
 	do {
 		curl_multi_perform(m, &running);
 		if (running)
-			curl_multi_poll(m, NULL, 0, 1000, NULL);
+			curl_multi_poll(m, NULL, 0, during != NULL ? 50 : 1000, NULL);
+		if (during != NULL)
+			during(arg);
 	} while (running);
 	for (i = 0; i < n; i++) {
 		curl_multi_remove_handle(m, x[i].c);

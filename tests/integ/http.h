@@ -30,6 +30,22 @@ int http_parallel(int n, const char *path, const char *const *headers, const cha
 int http_parallel_each(int n, const char *path, const char *const *headers,
     const char *const *bodies, struct http_resp *out);
 
+/* One request of a batch: method, path, extra header lines (NULL-terminated or NULL), body. */
+struct http_req {
+	const char *method;
+	const char *path;
+	const char *const *headers;
+	const char *body;           /* NULL: none */
+};
+
+/*
+ * Sends the n requests at once (curl multi), each reply into out[i]; while they run, calls
+ * during(arg) every 50 ms or so (during NULL: never). Returns 0, or -1 when a request could
+ * not be set up. http_parallel and http_parallel_each are this with one path and method POST.
+ */
+int http_parallel_reqs(int n, const struct http_req *reqs, struct http_resp *out,
+    void (*during)(void *), void *arg);
+
 /* The value of response header name (case-insensitive), copied into buf; NULL if absent. */
 const char *http_header(const struct http_resp *r, const char *name, char *buf, size_t buflen);
 

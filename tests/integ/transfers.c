@@ -34,6 +34,15 @@ service_key_load(const char *auth)
 }
 
 void
+service_key_setup(void)
+{
+	struct merchant m;
+
+	new_merchant(&m, "1234", "1.00", true);
+	service_key_load(m.auth);
+}
+
+void
 service_key_free(void)
 {
 	EVP_PKEY_free(service_key);
@@ -109,6 +118,21 @@ send_as(const char *auth, const char *body, const char *extra, struct http_resp 
 }
 
 const char *
+transfer_accepted(const struct http_resp *r, int n)
+{
+	struct json_object *v, *d;
+	const char *id;
+
+	if (r->status != 200 || !json_object_object_get_ex(r->json, "success", &v) ||
+	    !json_object_get_boolean(v) || !json_object_object_get_ex(r->json, "transaction_detail",
+	    &d) || json_object_array_length(d) != (size_t)n ||
+	    !json_object_object_get_ex(json_object_array_get_idx(d, 0), "transaction_id", &v))
+		return NULL;
+	id = json_object_get_string(v);
+	return matches(id, "^tr_[0-9a-f]{32}$") ? id : NULL;
+}
+
+const char *
 transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts)
 {
 	static char b[8192];
@@ -141,4 +165,14 @@ transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const
 		snprintf(ids[i], 40, "%s", json_object_get_string(v));
 	}
 	http_free(&r);
+}
+
+void
+new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[40])
+{
+	char to[1][16], ids[1][40];
+
+	snprintf(to[0], sizeof(to[0]), "%s", vendor);
+	transfer_ok(m, 1, to, &amount, ids);
+	snprintf(id, 40, "%s", ids[0]);
 }

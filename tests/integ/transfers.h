@@ -23,6 +23,9 @@ EVP_PKEY *pin_key_fetch(const char *auth);
 void service_key_load(const char *auth);
 void service_key_free(void);
 
+/* A suite's setup: service_key_load() as a merchant made for it. */
+void service_key_setup(void);
+
 /* What a merchant sends for pin, sealed afresh (a new time and nonce) into out. */
 const char *sealed(const char *pin, char out[1024]);
 
@@ -45,6 +48,9 @@ const char *pin_failures(const struct merchant *m);
 /* POSTs body to send-money-MultiVendor as auth, with extra (a header line, or NULL). */
 void send_as(const char *auth, const char *body, const char *extra, struct http_resp *r);
 
+/* A transfer's 200 (marketpay-api(7)) with n transfers: the first transaction_id, or NULL. */
+const char *transfer_accepted(const struct http_resp *r, int n);
+
 /* The body of a transfer of amounts[i] (JSON number text) to accts[i] (static buffer). */
 const char *transfer_body(const char *pin, int n, char accts[][16], const char *const *amounts);
 
@@ -54,5 +60,8 @@ const char *transfer_body(const char *pin, int n, char accts[][16], const char *
  */
 void transfer_ok(const struct merchant *m, int n, char accts[][16], const char *const *amounts,
     char ids[][40]);
+
+/* transfer_ok of amount to vendor alone: its id into id[40]. */
+void new_transfer(const struct merchant *m, const char *vendor, const char *amount, char id[40]);
 
 #endif
