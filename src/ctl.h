@@ -66,5 +66,7 @@ int ctl_check_environment(struct ctl *c);
 int ctl_account_unlock(struct ctl *c, int argc, char **argv);
 int ctl_merchant_unlock(struct ctl *c, int argc, char **argv);
 int ctl_merchant_settlement(struct ctl *c, int argc, char **argv);
+int ctl_report_balance_transactions(struct ctl *c, int argc, char **argv);
+int ctl_report_settlements(struct ctl *c, int argc, char **argv);
 
 #endif

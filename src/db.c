@@ -357,6 +357,38 @@ db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e)
 	return finish(db, r, db->sql[stmt].name, e);
 }
 
+enum err
+db_each(struct db *db, int stmt, int n, const char *const *params,
+    int (*row)(void *arg, const PGresult *r), void *arg)
+{
+	enum err e = ERR_OK;
+	bool taking = true;
+	PGresult *r;
+
+	if (unconnected(db, &e))
+		return e;
+	if (stmt < 0 || stmt >= db->nsql) {
+		set_error(db, "no such prepared statement\n");
+		return ERR_INTERNAL;
+	}
+	if (!PQsendQueryPrepared(db->conn, db->sql[stmt].name, n, params, NULL, NULL, 0) ||
+	    !PQsetSingleRowMode(db->conn))
+		/* Nothing was sent, or it cannot be read row by row: the connection is broken. */
+		return classify(db, NULL, db->sql[stmt].name);
+	/* Every result up to the end, also after a failure, so the connection is ready again. */
+	while (db->conn != NULL && (r = PQgetResult(db->conn)) != NULL) {
+		ExecStatusType st = PQresultStatus(r);
+
+		if (st == PGRES_SINGLE_TUPLE) {
+			if (e == ERR_OK && taking && row(arg, r) != 0)
+				taking = false;
+		} else if (st != PGRES_TUPLES_OK && e == ERR_OK)
+			e = classify(db, r, db->sql[stmt].name);
+		PQclear(r);
+	}
+	return e;
+}
+
 PGresult *
 db_exec(struct db *db, const char *sql, int n, const char *const *params, enum err *e)
 {

@@ -101,6 +101,16 @@ PGconn *db_conn(const struct db *db);
 PGresult *db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e);
 
 /*
+ * Runs prepared statement stmt as db_run does, but hands its rows to row(arg, r) one at a
+ * time as they arrive (libpq's single-row mode: r holds one row, row 0, and is the
+ * module's), so that a result of any size never sits in memory. row returns 0 to go on, or
+ * -1 to stop taking rows (the rest are read and dropped). Returns ERR_OK when the statement
+ * ran to its end, else the error as db_run (rows handed over before a failure stand).
+ */
+enum err db_each(struct db *db, int stmt, int n, const char *const *params,
+    int (*row)(void *arg, const PGresult *r), void *arg);
+
+/*
  * One unprepared statement with n text parameters (DDL, marketpayctl's commands). Returns
  * as db_run. Several statements in one string are refused by the server.
  */

@@ -110,6 +110,9 @@ new_request_id(void)
 	return hex;
 }
 
+static int stream_head(void *ctx, const struct req *req);
+static int stream_write(void *ctx, const char *buf, size_t len);
+
 struct req *
 fcgi_read(struct fcgi *f, long max_body)
 {
@@ -132,6 +135,7 @@ fcgi_read(struct fcgi *f, long max_body)
 	req->content_type = param(f, "CONTENT_TYPE");
 	req->authorization = param(f, "HTTP_AUTHORIZATION");
 	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
+	req->accept = param(f, "HTTP_ACCEPT");
 	rid = FCGX_GetParam("REQUEST_ID", f->r.envp);
 	req->request_id = rid != NULL && rid[0] != '\0' && strlen(rid) <= 64 &&
 	    strspn(rid, "0123456789abcdefABCDEF-") == strlen(rid) ? strdup(rid) : new_request_id();
@@ -142,6 +146,9 @@ fcgi_read(struct fcgi *f, long max_body)
 		req_free(req);
 		return NULL;
 	}
+	req->sink.ctx = f;
+	req->sink.head = stream_head;
+	req->sink.write = stream_write;
 	return req;
 }
 
@@ -156,15 +163,14 @@ put(struct fcgi *f, const char *name, const char *value)
 		FCGX_PutStr(line, n, f->r.out);
 }
 
-void
-fcgi_finish(struct fcgi *f, const struct req *req)
+/* Status and headers; Content-Length only when the body is known (not streamed). */
+static int
+put_head(struct fcgi *f, const struct req *req)
 {
 	char num[64];
 	int status = req->status ? req->status : 500;
 	size_t i;
 
-	if (!f->accepted)
-		return;
 	snprintf(num, sizeof(num), "%d %s", status, err_reason(status));
 	put(f, "Status", num);
 	put(f, "Request-Id", req->request_id ? req->request_id : "-");
@@ -178,13 +184,49 @@ fcgi_finish(struct fcgi *f, const struct req *req)
 		put(f, "Cache-Control", "no-store");
 	if (req_header_out(req, "X-Content-Type-Options") == NULL)
 		put(f, "X-Content-Type-Options", "nosniff");
-	snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
-	if (req->resp != NULL)
+	if (req->content_type_out != NULL && (req->resp != NULL || req->streamed))
 		put(f, "Content-Type", req->content_type_out);
-	put(f, "Content-Length", num);
-	FCGX_PutStr("\r\n", 2, f->r.out);
-	if (req->resp != NULL)
-		FCGX_PutStr(req->resp, (int)req->resp_len, f->r.out);
+	if (!req->streamed) {
+		snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
+		put(f, "Content-Length", num);
+	}
+	return FCGX_PutStr("\r\n", 2, f->r.out) == 2 ? 0 : -1;
+}
+
+static int
+stream_head(void *ctx, const struct req *req)
+{
+	struct fcgi *f = ctx;
+
+	return f->accepted ? put_head(f, req) : -1;
+}
+
+static int
+stream_write(void *ctx, const char *buf, size_t len)
+{
+	struct fcgi *f = ctx;
+
+	while (len > 0) {
+		int n = len > 65536 ? 65536 : (int)len;
+
+		if (FCGX_PutStr(buf, n, f->r.out) != n)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void
+fcgi_finish(struct fcgi *f, const struct req *req)
+{
+	if (!f->accepted)
+		return;
+	if (!req->streamed) {
+		put_head(f, req);
+		if (req->resp != NULL)
+			FCGX_PutStr(req->resp, (int)req->resp_len, f->r.out);
+	}
 	FCGX_Finish_r(&f->r);
 	f->accepted = 0;
 }

@@ -26,7 +26,8 @@ struct req *fcgi_read(struct fcgi *f, long max_body);
 
 /*
  * Writes req's response (status, headers, body) and ends the request. Adds Cache-Control:
- * no-store and X-Content-Type-Options: nosniff unless req has its own.
+ * no-store and X-Content-Type-Options: nosniff unless req has its own. A streamed response
+ * (req_stream_begin: req's sink is this request's output) is written already: it only ends.
  */
 void fcgi_finish(struct fcgi *f, const struct req *req);
 

@@ -40,6 +40,9 @@ static const struct command commands[] = {
 	{ "merchant", "unlock", ctl_merchant_unlock, "merchant unlock MERCHANT_ID" },
 	{ "merchant", "settlement", ctl_merchant_settlement,
 	  "merchant settlement MERCHANT_ID on|off" },
+	{ "report", "balance-transactions", ctl_report_balance_transactions,
+	  "report balance-transactions --merchant ID --day YYYY-MM-DD" },
+	{ "report", "settlements", ctl_report_settlements, "report settlements --day YYYY-MM-DD" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -21,6 +21,7 @@ req_free(struct req *req)
 	free(req->content_type);
 	free(req->authorization);
 	free(req->idempotency_key);
+	free(req->accept);
 	free(req->request_id);
 	free(req->body);
 	free(req->merchant_currency);
@@ -126,6 +127,26 @@ void
 req_deny(struct req *req, const char *detail)
 {
 	reply_one(req, 401, "detail", NULL, detail);
+}
+
+int
+req_stream_begin(struct req *req, int status, const char *content_type)
+{
+	char *ct;
+
+	if (req->sink.head == NULL || req->streamed || (ct = strdup(content_type)) == NULL)
+		return -1;
+	free(req->content_type_out);
+	req->content_type_out = ct;
+	req->status = status;
+	req->streamed = true;
+	return req->sink.head(req->sink.ctx, req);
+}
+
+int
+req_stream_write(struct req *req, const char *buf, size_t len)
+{
+	return req->streamed ? req->sink.write(req->sink.ctx, buf, len) : -1;
 }
 
 int

@@ -28,6 +28,18 @@ struct req_header {
 };
 
 /*
+ * Where a streamed response goes (set by fcgi.c; all NULL where nothing can stream): its
+ * head (status and headers, without Content-Length), then its body piece by piece. Both
+ * return 0, or -1 when the client is gone.
+ */
+struct req;
+struct req_sink {
+	void *ctx;
+	int (*head)(void *ctx, const struct req *req);
+	int (*write)(void *ctx, const char *buf, size_t len);
+};
+
+/*
  * One request and its response. Everything here is owned by the struct and released by
  * req_free; the request side is a copy of the FastCGI environment, never pointers into it.
  */
@@ -39,6 +51,7 @@ struct req {
 	char *content_type;    /* NULL when absent */
 	char *authorization;   /* NULL when absent */
 	char *idempotency_key; /* NULL when absent */
+	char *accept;          /* NULL when absent */
 	char *request_id;      /* from nginx's $request_id, or generated */
 	enum req_length length;
 	char *body;            /* NUL-terminated; body_len excludes the NUL */
@@ -59,6 +72,8 @@ struct req {
 	size_t resp_len;
 	struct req_header headers[REQ_MAX_HEADERS];
 	size_t nheaders;
+	struct req_sink sink;
+	bool streamed;         /* the head is written: the body went to sink as it came */
 };
 
 /* Releases everything req owns, and req itself (NULL is fine). */
@@ -80,6 +95,17 @@ void req_fail_err(struct req *req, enum err e);
 
 /* The 401 body: {"detail": ...}. */
 void req_deny(struct req *req, const char *detail);
+
+/*
+ * Starts a streamed response: writes status, content_type and the headers added so far to
+ * req's sink at once; the body follows with req_stream_write, and nothing is buffered here.
+ * Returns 0, or -1 (no sink, ENOMEM, the client gone). After a failure past this point the
+ * status cannot change: the body just ends.
+ */
+int req_stream_begin(struct req *req, int status, const char *content_type);
+
+/* The next len bytes of a streamed body. 0, or -1 when the client is gone. */
+int req_stream_write(struct req *req, const char *buf, size_t len);
 
 /* Adds a response header (copied); returns 0 or -1 when full or on ENOMEM. */
 int req_add_header(struct req *req, const char *name, const char *value);

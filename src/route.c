@@ -10,6 +10,7 @@
 #include "health.h"
 #include "idem.h"
 #include "json.h"
+#include "lists.h"
 #include "refund.h"
 #include "reversal.h"
 #include "route.h"
@@ -44,14 +45,26 @@ static const struct route routes[] = {
 	  &session_body, IDEM, session_create },
 	{ "GET",  "/api/v1/payment/sessions/", true, "", DENY_SESSION, NULL, NULL, false,
 	  session_get },
+	{ "GET",  "/api/v1/payment/sessions", false, "", DENY_SESSION, NULL, NULL, false,
+	  sessions_list },
 	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,
 	  &refund_body, IDEM, refund_create },
 	{ "GET",  "/api/v1/payment/refunds/", true, "", DENY_SESSION, NULL, NULL, false,
 	  refund_get },
+	{ "GET",  "/api/v1/payment/refunds", false, "", DENY_SESSION, NULL, NULL, false,
+	  refunds_list },
+	{ "GET",  "/api/v1/payment/balance", false, "", DENY_SESSION, NULL, NULL, false,
+	  balance_get },
+	{ "GET",  "/api/v1/payment/balance-transactions", false, "", DENY_SESSION, NULL, NULL,
+	  false, balance_transactions_list },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,
 	  &transfer_body, IDEM, transfer_send },
 	{ "POST", "/api/v1/payment/transfers/", true, "/reversals", DENY_TRANSFER, JSON,
 	  &reversal_body, IDEM, reversal_create },
+	{ "GET",  "/api/v1/payment/transfers/", true, "", DENY_TRANSFER, NULL, NULL, false,
+	  transfer_get },
+	{ "GET",  "/api/v1/payment/transfers", false, "", DENY_TRANSFER, NULL, NULL, false,
+	  transfers_list },
 	{ "GET",  "/api/v1/payment/pin-public-key", false, "", DENY_TRANSFER, NULL, NULL, false,
 	  settle_pin_public_key },
 	{ "GET",  "/api/v1/health", false, "", NULL, NULL, NULL, false, health_get },

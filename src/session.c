@@ -196,98 +196,61 @@ session_create(struct app *app, struct req *req, void *arg)
 	return e;
 }
 
-/* A column as a JSON string, or JSON null for SQL NULL. */
-static struct json_object *
-col(PGresult *r, int row, int c)
+int
+session_finish(const struct app *app, struct json_object *session)
 {
-	return PQgetisnull(r, row, c) ? NULL : json_object_new_string(PQgetvalue(r, row, c));
-}
+	char url[2048];
+	struct json_object *id;
 
-static int
-add_col(struct json_object *o, const char *key, PGresult *r, int row, int c)
-{
-	struct json_object *v = col(r, row, c);
-
-	if (v == NULL && !PQgetisnull(r, row, c))
+	if (!json_object_object_get_ex(session, "session_id", &id))
 		return -1;
-	return json_object_object_add(o, key, v);
+	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
+	    json_object_get_string(id));
+	return json_add(session, "url", json_object_new_string(url));
 }
 
-/* A money column (minor units) as the API's decimal string. */
+/* The reply: the success fields, then the session's own (mp_session_json) and its url. */
 static struct json_object *
-money_col(PGresult *r, int row, int c)
+session_json(const struct app *app, const char *text, size_t len)
 {
-	return json_money_string(strtoll(PQgetvalue(r, row, c), NULL, 10));
-}
+	struct json_object *o = json_success("Payment session found."), *s;
+	char msg[128];
 
-static struct json_object *
-items_json(PGresult *r)
-{
-	struct json_object *a = json_object_new_array(), *o;
-	int i;
-
-	for (i = 0; a != NULL && i < PQntuples(r); i++) {
-		if ((o = json_object_new_object()) == NULL ||
-		    json_object_array_add(a, o) != 0 ||
-		    add_col(o, "id", r, i, SESSION_ITEMS_ID) != 0 ||
-		    add_col(o, "name", r, i, SESSION_ITEMS_NAME) != 0 ||
-		    json_add(o, "price", money_col(r, i, SESSION_ITEMS_PRICE)) != 0) {
-			json_object_put(a);
-			return NULL;
+	if (o == NULL || (s = json_parse_strict(text, len, msg, sizeof(msg))) == NULL)
+		goto fail;
+	json_object_object_foreach(s, key, val) {
+		if (json_object_object_add(o, key, json_object_get(val)) != 0) {
+			json_object_put(val);
+			json_object_put(s);
+			goto fail;
 		}
 	}
-	return a;
-}
-
-static struct json_object *
-session_json(const struct app *app, PGresult *s, PGresult *items)
-{
-	struct json_object *o = json_success("Payment session found.");
-	char url[2048], msg[128];
-
-	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
-	    PQgetvalue(s, 0, SESSION_GET_ID));
-	if (o == NULL || add_col(o, "session_id", s, 0, SESSION_GET_ID) != 0 ||
-	    add_col(o, "status", s, 0, SESSION_GET_STATUS) != 0 ||
-	    json_add(o, "amount", money_col(s, 0, SESSION_GET_AMOUNT)) != 0 ||
-	    add_col(o, "currency", s, 0, SESSION_GET_CURRENCY) != 0 ||
-	    add_col(o, "user_id", s, 0, SESSION_GET_USER) != 0 ||
-	    add_col(o, "email", s, 0, SESSION_GET_EMAIL) != 0 ||
-	    add_col(o, "redirect_success_url", s, 0, SESSION_GET_SUCCESS_URL) != 0 ||
-	    add_col(o, "redirect_failure_url", s, 0, SESSION_GET_FAILURE_URL) != 0 ||
-	    json_add(o, "items", items_json(items)) != 0 ||
-	    add_col(o, "created_at", s, 0, SESSION_GET_CREATED) != 0 ||
-	    add_col(o, "expires_at", s, 0, SESSION_GET_EXPIRES) != 0 ||
-	    json_add(o, "url", json_object_new_string(url)) != 0 ||
-	    json_add(o, "amount_refunded", money_col(s, 0, SESSION_GET_REFUNDED)) != 0 ||
-	    json_add(o, "refunds", json_parse_strict(PQgetvalue(s, 0, SESSION_GET_REFUNDS),
-	    (size_t)PQgetlength(s, 0, SESSION_GET_REFUNDS), msg, sizeof(msg))) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	json_object_put(s);
+	if (session_finish(app, o) == 0)
+		return o;
+fail:
+	json_object_put(o);
+	return NULL;
 }
 
 enum err
 session_get(struct app *app, struct req *req, void *in)
 {
 	struct json_object *body = NULL;
-	PGresult *s = NULL, *items = NULL;
+	PGresult *s = NULL;
 	const char *p[2] = { req->param, req->merchant };
-	enum err e;
+	enum err e = ERR_OK;
 
 	(void)in;
 	/* Another merchant's session is reported exactly like a missing one. */
 	if (!valid_uuid(req->param) ||
-	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1)) {
+	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1))
 		req_fail(req, 404, "payment session not found");
-		e = ERR_OK;
-	} else if (s != NULL && (items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) != NULL &&
-	    ((body = session_json(app, s, items)) == NULL ||
+	else if (s != NULL && ((body = session_json(app, PQgetvalue(s, 0, SESSION_GET_OBJECT),
+	    (size_t)PQgetlength(s, 0, SESSION_GET_OBJECT))) == NULL ||
 	    req_reply_json(req, 200, body) != 0))
 		e = ERR_NOMEM;
 	json_object_put(body);
-	PQclear(items);
 	PQclear(s);
 	return e;
 }

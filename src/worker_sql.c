@@ -29,12 +29,8 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " $5, $6, $7, $8::int, $9::jsonb)" },
 	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
 	{ "session_get",
-	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
-	  " s.user_id, s.email, s.redirect_success_url, s.redirect_failure_url,"
-	  " mp_iso(s.created_at), mp_iso(s.expires_at), s.amount_refunded,"
-	  " (SELECT coalesce(json_agg(mp_refund_json(r) ORDER BY r.created_at, r.id), '[]')"
-	  " FROM refunds r WHERE r.session_id = s.id)"
-	  " FROM payment_sessions s WHERE s.id = $1::uuid AND s.merchant_id = $2" },
+	  "SELECT mp_session_json(s) FROM payment_sessions s"
+	  " WHERE s.id = $1::uuid AND s.merchant_id = $2" },
 	/* DB_SESSION_ITEMS: $1 session id; enum session_items_col */
 	{ "session_items",
 	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"
@@ -45,10 +41,13 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * DB_IDEM_LOCK: $1 merchant id, $2 key; held until the transaction ends. Once it is
 	 * held, lock_timeout goes back to none: the bound is for the key, and the handler's row
 	 * locks (fifty refunds of one session) wait as they would without the header instead
-	 * of failing with 409. OFFSET 0 keeps the lock first.
+	 * of failing with 409. OFFSET 0 keeps the lock first. The key goes into the setting
+	 * marketpay.idempotency_key for the rest of the transaction: the transfers it makes
+	 * keep it (sql/011_lists.sql).
 	 */
 	{ "idem_lock",
-	  "SELECT set_config('lock_timeout', '0', true) FROM (SELECT"
+	  "SELECT set_config('lock_timeout', '0', true),"
+	  " set_config('marketpay.idempotency_key', $2, true) FROM (SELECT"
 	  " pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201)) OFFSET 0) l" },
 	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds; enum idem_get_col */
 	{ "idem_get",
@@ -98,4 +97,23 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * enum intent_col */
 	{ "reversal_create",
 	  "SELECT mp_reverse_transfer($1::bigint, $2, $3::bigint, $4)" },
+	/* DB_TRANSFER_GET: $1 transfer id, $2 merchant; enum intent_col */
+	{ "transfer_get",
+	  "SELECT mp_transfer_json(t) FROM transfers t WHERE t.id = $1 AND t.merchant_id = $2" },
+	/* DB_TRANSFER_GROUP: $1 transfer id, $2 merchant; enum transfer_group_col */
+	{ "transfer_group",
+	  "SELECT group_id FROM transfers WHERE id = $1 AND merchant_id = $2" },
+	/* DB_LIST: $1 collection, $2 merchant, $3 limit, $4 starting_after, $5 ending_before,
+	 * $6 created_gte, $7 created_lt, $8 and $9 the collection's filters, $10 newest of
+	 * the range (not the page nearest ending_before); enum list_col */
+	{ "list",
+	  "SELECT mp_list($1, $2::bigint, $3::int, $4, $5, $6::timestamptz, $7::timestamptz, $8,"
+	  " $9, $10::boolean)" },
+	/* DB_LIST_CSV: as DB_LIST, of balance transactions; enum list_csv_col */
+	{ "list_csv",
+	  "SELECT j->>'id', j->>'type', j->>'amount', j->>'balance_after', j->>'currency',"
+	  " j->>'source', j->>'transaction_id', j->>'created_at' FROM mp_list($1, $2::bigint,"
+	  " $3::int, $4, $5, $6::timestamptz, $7::timestamptz, $8, $9, $10::boolean) j" },
+	/* DB_BALANCE: $1 merchant; enum intent_col */
+	{ "balance", "SELECT mp_balance_json($1::bigint)" },
 };

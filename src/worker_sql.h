@@ -25,6 +25,11 @@ enum worker_stmt {
 	DB_REFUND_CREATE,
 	DB_REFUND_GET,
 	DB_REVERSAL_CREATE,
+	DB_TRANSFER_GET,
+	DB_TRANSFER_GROUP,
+	DB_LIST,
+	DB_LIST_CSV,
+	DB_BALANCE,
 	DB_STMT__MAX
 };
 
@@ -34,21 +39,8 @@ enum auth_key_col { AUTH_KEY_MERCHANT, AUTH_KEY_NAME, AUTH_KEY_CURRENCY };
 /* DB_SESSION_CREATE */
 enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES };
 
-/* DB_SESSION_GET */
-enum session_get_col {
-	SESSION_GET_ID,
-	SESSION_GET_STATUS,
-	SESSION_GET_AMOUNT,
-	SESSION_GET_CURRENCY,
-	SESSION_GET_USER,
-	SESSION_GET_EMAIL,
-	SESSION_GET_SUCCESS_URL,
-	SESSION_GET_FAILURE_URL,
-	SESSION_GET_CREATED,
-	SESSION_GET_EXPIRES,
-	SESSION_GET_REFUNDED,     /* amount_refunded, minor units */
-	SESSION_GET_REFUNDS       /* JSON array of the refunds as the API shows them */
-};
+/* DB_SESSION_GET: the session as the API shows it (mp_session_json), without its url */
+enum session_get_col { SESSION_GET_OBJECT };
 
 /* DB_SESSION_ITEMS: one row per item, in order */
 enum session_items_col { SESSION_ITEMS_ID, SESSION_ITEMS_NAME, SESSION_ITEMS_PRICE };
@@ -81,7 +73,10 @@ enum pay_col {
 	PAY_COL_LOCKED_SECONDS
 };
 
-/* DB_REFUND_CREATE, DB_REFUND_GET, DB_REVERSAL_CREATE: the object as the API shows it */
+/*
+ * DB_REFUND_CREATE, DB_REFUND_GET, DB_REVERSAL_CREATE, DB_TRANSFER_GET, DB_BALANCE: the
+ * object as the API shows it
+ */
 enum intent_col { INTENT_OBJECT };
 
 /* DB_CANCEL: the session's status afterwards */
@@ -100,6 +95,24 @@ enum transfer_send_col {
 	TRANSFER_SEND_ID,
 	TRANSFER_SEND_AMOUNT,
 	TRANSFER_SEND_DATE
+};
+
+/* DB_TRANSFER_GROUP: the group id of a request's transfers */
+enum transfer_group_col { TRANSFER_GROUP_ID };
+
+/* DB_LIST: one row per item of the page, newest first (one more than the page shows) */
+enum list_col { LIST_OBJECT };
+
+/* DB_LIST_CSV: a balance transaction's fields, in the order of its CSV */
+enum list_csv_col {
+	LIST_CSV_ID,
+	LIST_CSV_TYPE,
+	LIST_CSV_AMOUNT,
+	LIST_CSV_BALANCE_AFTER,
+	LIST_CSV_CURRENCY,
+	LIST_CSV_SOURCE,
+	LIST_CSV_TRANSACTION,
+	LIST_CSV_CREATED
 };
 
 /* The workers' statement table, indexed by enum worker_stmt (for db_set_statements). */
