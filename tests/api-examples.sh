@@ -28,6 +28,7 @@
 #     session_lifetime, pin_max_attempts, the key's scheme word in any case);
 #   - refunds and transfer reversals: their examples, events and every refusal their
 #     sections name, in tests/api-examples-refunds.sh (it says what it runs);
+#   - the lists' and balance's examples and refusals, in tests/api-examples-lists.sh;
 #   - ERROR RESPONSES and IDEMPOTENCY: every (status, message) the page names that can be
 #     provoked over HTTP is provoked and compared, the checking order is probed, and a
 #     rejected request must leave the database as it was. The rows not provoked, and why:
@@ -1046,6 +1047,8 @@ check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
 
 # shellcheck source=tests/api-examples-refunds.sh
 . "$srcdir/tests/api-examples-refunds.sh"
+# shellcheck source=tests/api-examples-lists.sh
+. "$srcdir/tests/api-examples-lists.sh"
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
 "$srcdir/tests/stack.sh" pg-stop "$dir"
