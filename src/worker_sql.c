@@ -111,9 +111,10 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " $9, $10::boolean)" },
 	/* DB_LIST_CSV: as DB_LIST, of balance transactions; enum list_csv_col */
 	{ "list_csv",
-	  "SELECT j->>'id', j->>'type', j->>'amount', j->>'balance_after', j->>'currency',"
-	  " j->>'source', j->>'transaction_id', j->>'created_at' FROM mp_list($1, $2::bigint,"
-	  " $3::int, $4, $5, $6::timestamptz, $7::timestamptz, $8, $9, $10::boolean) j" },
+	  "SELECT x.* FROM mp_list($1, $2::bigint, $3::int, $4, $5, $6::timestamptz,"
+	  " $7::timestamptz, $8, $9, $10::boolean) WITH ORDINALITY AS l(j, n),"
+	  " json_to_record(l.j) AS x(id text, type text, amount text, balance_after text,"
+	  " currency text, source text, transaction_id text, created_at text) ORDER BY l.n" },
 	/* DB_BALANCE: $1 merchant; enum intent_col */
 	{ "balance", "SELECT mp_balance_json($1::bigint)" },
 };
