@@ -110,10 +110,13 @@ DECLARE
     s payment_sessions%ROWTYPE;
 BEGIN
     SELECT * INTO s FROM payment_sessions WHERE id = p_session FOR UPDATE;
-    RETURN CASE WHEN NOT FOUND THEN 'not_found'
-                WHEN s.status = 'open' AND s.expires_at <= now() THEN
-                    CASE WHEN mp_session_expire(p_session) THEN 'expired' END
-                WHEN s.status = 'open' THEN NULL
+    IF NOT FOUND THEN
+        RETURN 'not_found';
+    ELSIF s.status = 'open' AND mp_session_status(s.status, s.expires_at) = 'expired' THEN
+        PERFORM mp_session_expire(p_session);
+        RETURN 'expired';
+    END IF;
+    RETURN CASE WHEN s.status = 'open' THEN NULL
                 WHEN s.status IN ('paid', 'refunded') THEN 'already_paid'
                 ELSE s.status END;
 END
