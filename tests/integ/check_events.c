@@ -34,12 +34,17 @@ static const char *
 event_about(const char *type, const char *key, const char *value)
 {
 	static char evt[64];
-	const char *p[3] = { type, key, value };
-	const char *n = db_valuev("SELECT count(*) FROM webhook_events WHERE type = $1 AND"
+	char v[128];
+	const char *p[3] = { type, key, v };
+	const char *n;
+
+	/* value may be db_value's buffer, which the queries below write over. */
+	snprintf(v, sizeof(v), "%s", value);
+	n = db_valuev("SELECT count(*) FROM webhook_events WHERE type = $1 AND"
 	    " body::json->'data'->>$2 = $3", 3, p);
 
 	ck_assert_msg(n != NULL && strcmp(n, "1") == 0, "%s events of %s %s: %s", type, key,
-	    value, n ? n : "(error)");
+	    v, n ? n : "(error)");
 	snprintf(evt, sizeof(evt), "%s", db_valuev("SELECT id FROM webhook_events WHERE type = $1"
 	    " AND body::json->'data'->>$2 = $3", 3, p));
 	return evt;

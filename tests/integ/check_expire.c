@@ -4,6 +4,7 @@
  * GET shows it; every refusal (400 not open, 404, 401) leaves the database as it was, each
  * beside its positive control; Idempotency-Key replays the 200.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,18 +137,26 @@ START_TEST(test_expire_with_body)
 }
 END_TEST
 
-/* Stops (STOP) or resumes (CONT) the stack's marketpay-webhookd, its senders with it. */
+/* Sends sig to the stack's marketpay-webhookd and its senders (its process group). */
 static int
-sweeper(const char *sig)
+sweeper(int sig)
 {
-	return sh("kill -%s -- -$(cat \"$MARKETPAY_STACK_DIR/webhookd.pid\")", sig);
+	FILE *f = fopen(stack_file("webhookd.pid"), "r");
+	long pid = 0;
+
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%ld", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid > 0 ? kill(-(pid_t)pid, sig) : -1;
 }
 
 /* Whatever a failed case left behind: the stack's daemon runs. */
 static void
 teardown(void)
 {
-	sweeper("CONT");
+	sweeper(SIGCONT);
 }
 
 static const char *const closed[] = { "paid", "failed", "canceled", "expired", "refunded",
@@ -178,7 +187,7 @@ START_TEST(test_not_open)
 		http_free(&r);
 	if (_i == 5) {
 		/* Past its time, still stored open: the sweep must not come in between. */
-		ck_assert_int_eq(sweeper("STOP"), 0);
+		ck_assert_int_eq(sweeper(SIGSTOP), 0);
 		ck_assert_ptr_nonnull(db_value("UPDATE payment_sessions SET created_at = now() -"
 		    " interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1::uuid"
 		    " RETURNING 1", sid));
@@ -191,7 +200,7 @@ START_TEST(test_not_open)
 	assert_refused(shop.auth, expire_path(sid), NULL, 400, needle);
 	if (_i == 5) {
 		ck_assert_str_eq(status_of(sid), "open");
-		ck_assert_int_eq(sweeper("CONT"), 0);
+		ck_assert_int_eq(sweeper(SIGCONT), 0);
 		wait_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", sid, "expired",
 		    5000);
 	}
