@@ -129,7 +129,9 @@ assert_page_expired(const char *id, const char *acct)
 	get_page(id, &r);
 	ck_assert_int_eq(r.status, 410);
 	ck_assert_ptr_nonnull(strstr(r.body, "expired"));
+	ck_assert_ptr_null(strstr(r.body, "name=\"csrf\""));
 	http_free(&r);
+	/* A form kept open in a tab cannot pay it either. */
 	pay_wallet(id, acct, "1234", &r);
 	ck_assert_int_eq(r.status, 410);
 	http_free(&r);

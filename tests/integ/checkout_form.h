@@ -54,8 +54,9 @@ void open_session(const char *auth, const char *price, const char *user, char id
 void assert_paid(const struct http_resp *r, const char *id);
 
 /*
- * Session id reads expired on its page (410, saying so), and a wallet payment from acct
- * (holding 50.00, PIN 1234) posted from a page left open is refused (410), moving nothing.
+ * Session id reads expired on its page (410, saying so, no form), and a wallet payment from
+ * acct (holding 50.00, PIN 1234) posted from a page left open is refused (410), moving
+ * nothing.
  */
 void assert_page_expired(const char *id, const char *acct);
 
