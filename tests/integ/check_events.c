@@ -296,23 +296,27 @@ END_TEST
 /*
  * A payment under way when the time runs out: it holds the session's row (here, a
  * transaction of the owner's that locked it before expires_at), the sweeps skip the row
- * rather than wait, the payment then completes as begun, and no sweep ever expires the
- * paid session.
+ * rather than wait (a session expiring after it is swept meanwhile), the payment then
+ * completes as begun, and no sweep ever expires the paid session.
  */
 START_TEST(test_sweep_skips_payment)
 {
 	const char *p[1];
-	char sid[37];
+	char sid[37], next[37];
 	PGconn *c;
 	PGresult *res;
 
 	open_session(shop.auth, "10.00", "race-late", sid);
+	open_session(shop.auth, "10.00", "race-next", next);
 	expire_in(sid, 2);
+	expire_in(next, 3);
 	p[0] = sid;
 	c = db_hold("SELECT 1 FROM payment_sessions WHERE id = $1::uuid FOR UPDATE", 1, p);
-	sleep(4);   /* past expires_at, and several sweeps */
+	sleep(5);   /* past both expires_at, and several sweeps */
 	ck_assert_str_eq(db_value("SELECT status || ' ' || mp_session_status(status, expires_at)"
 	    " FROM payment_sessions WHERE id = $1::uuid", sid), "open expired");
+	/* The sweeps went past the held row (SKIP LOCKED) to the one after it. */
+	ck_assert_str_eq(status_of(next), "expired");
 	res = PQexecParams(c, "SELECT outcome FROM mp_pay_test_card($1::uuid, 'visa', '4242',"
 	    " NULL)", 1, NULL, p, NULL, NULL, 0);
 	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
