@@ -150,7 +150,7 @@ RETURN (SELECT a.id FROM accounts a JOIN merchants m ON m.id = a.merchant_id
         WHERE a.merchant_id = p_merchant AND a.kind = 'merchant' AND a.currency = m.currency);
 
 -- The creation time of the item p_id (NULL: none) of view p_view, which must be p_owner's:
--- else MP038 naming the parameter p_param.
+-- else MP039 naming the parameter p_param.
 CREATE FUNCTION mp_list_cursor(p_view text, p_idtype text, p_prefix text, p_owner bigint,
                                p_id text, p_param text, p_thing text)
 RETURNS timestamptz
@@ -167,7 +167,7 @@ BEGIN
             INTO v_at USING p_owner, substr(p_id, length(p_prefix) + 1);
     END IF;
     IF v_at IS NULL THEN
-        RAISE EXCEPTION '%: no such %', p_param, p_thing USING ERRCODE = 'MP038';
+        RAISE EXCEPTION '%: no such %', p_param, p_thing USING ERRCODE = 'MP039';
     END IF;
     RETURN v_at;
 END
@@ -179,7 +179,7 @@ $$;
 -- item p_before. With p_before alone (and not p_desc) the page is the one nearest to
 -- p_before, the API's previous page; otherwise the newest of the range (p_desc: the CSV's
 -- batches, which walk the whole range downward). A cursor that is not the merchant's item
--- raises MP038 naming the API's parameter. The caller asks one more than it shows to learn
+-- raises MP039 naming the API's parameter. The caller asks one more than it shows to learn
 -- whether there are more.
 CREATE FUNCTION mp_list(p_collection text, p_merchant bigint, p_limit int, p_after text,
                         p_before text, p_gte timestamptz, p_lt timestamptz, p_f1 text,

@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "body.h"
 #include "checkout.h"
+#include "expire.h"
 #include "health.h"
 #include "idem.h"
 #include "json.h"
@@ -49,6 +50,8 @@ static const struct route routes[] = {
 	  sessions_list },
 	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,
 	  &refund_body, IDEM, refund_create },
+	{ "POST", "/api/v1/payment/sessions/", true, "/expire", DENY_SESSION, NULL, NULL, IDEM,
+	  session_expire },
 	{ "GET",  "/api/v1/payment/refunds/", true, "", DENY_SESSION, NULL, NULL, false,
 	  refund_get },
 	{ "GET",  "/api/v1/payment/refunds", false, "", DENY_SESSION, NULL, NULL, false,

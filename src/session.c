@@ -211,9 +211,9 @@ session_finish(const struct app *app, struct json_object *session)
 
 /* The reply: the success fields, then the session's own (mp_session_json) and its url. */
 static struct json_object *
-session_json(const struct app *app, const char *text, size_t len)
+session_json(const struct app *app, const char *text, size_t len, const char *message)
 {
-	struct json_object *o = json_success("Payment session found."), *s;
+	struct json_object *o = json_success(message), *s;
 	char msg[128];
 
 	if (o == NULL || (s = json_parse_strict(text, len, msg, sizeof(msg))) == NULL)
@@ -236,18 +236,24 @@ fail:
 enum err
 session_get(struct app *app, struct req *req, void *in)
 {
+	(void)in;
+	return session_reply(app, req, "Payment session found.");
+}
+
+enum err
+session_reply(struct app *app, struct req *req, const char *message)
+{
 	struct json_object *body = NULL;
 	PGresult *s = NULL;
 	const char *p[2] = { req->param, req->merchant };
 	enum err e = ERR_OK;
 
-	(void)in;
 	/* Another merchant's session is reported exactly like a missing one. */
 	if (!valid_uuid(req->param) ||
 	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1))
 		req_fail(req, 404, "payment session not found");
 	else if (s != NULL && ((body = session_json(app, PQgetvalue(s, 0, SESSION_GET_OBJECT),
-	    (size_t)PQgetlength(s, 0, SESSION_GET_OBJECT))) == NULL ||
+	    (size_t)PQgetlength(s, 0, SESSION_GET_OBJECT), message)) == NULL ||
 	    req_reply_json(req, 200, body) != 0))
 		e = ERR_NOMEM;
 	json_object_put(body);

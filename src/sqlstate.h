@@ -26,7 +26,8 @@
 #define SQLSTATE_NO_TRANSFER       "MP035"  /* reverse_transfers: no such transfer */
 #define SQLSTATE_REVERSAL_LEFT     "MP036"  /* above what is left to reverse */
 #define SQLSTATE_VENDOR_FUNDS      "MP037"  /* the vendor's balance short, or not active */
+#define SQLSTATE_NOT_OPEN          "MP038"  /* mp_expire_session: the session is not open */
 /* Lists (sql/011_lists.sql): a 400 whose message names the parameter. */
-#define SQLSTATE_NO_CURSOR         "MP038"  /* mp_list: the cursor is not the merchant's item */
+#define SQLSTATE_NO_CURSOR         "MP039"  /* mp_list: the cursor is not the merchant's item */
 
 #endif

@@ -97,6 +97,8 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * enum intent_col */
 	{ "reversal_create",
 	  "SELECT mp_reverse_transfer($1::bigint, $2, $3::bigint, $4)" },
+	/* DB_SESSION_EXPIRE: $1 merchant, $2 session; raises MP030, MP038 */
+	{ "session_expire", "SELECT mp_expire_session($1::bigint, $2::uuid)" },
 	/* DB_TRANSFER_GET: $1 transfer id, $2 merchant; enum intent_col */
 	{ "transfer_get",
 	  "SELECT mp_transfer_json(t) FROM transfers t WHERE t.id = $1 AND t.merchant_id = $2" },
