@@ -25,26 +25,8 @@ die() { bail "openapi.sh: $*"; }
 
 doc="$srcdir/doc/openapi.yaml"
 [ -f "$doc" ] || die "no $doc"
-command -v node >/dev/null || die "node is missing: the OpenAPI tests need node 20 or newer and npm"
-command -v npm >/dev/null || die "npm is missing: the OpenAPI tests need node 20 or newer and npm"
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 20 ] || die "node $(node --version) is too old: the OpenAPI tests need node 20 or newer"
-
-# The node project lives in tests/openapi; a read-only source tree (make distcheck) gets a
-# copy in the build tree (tests/openapi-run, which clean-local removes).
-nodedir="$srcdir/tests/openapi"
-if [ ! -w "$nodedir" ]; then
-	mkdir -p "$builddir/tests/openapi-run"
-	cp "$nodedir"/package.json "$nodedir"/package-lock.json "$nodedir"/*.mjs \
-		"$nodedir"/redocly.yaml "$nodedir"/unsent.txt "$builddir/tests/openapi-run/"
-	chmod -R u+w "$builddir/tests/openapi-run"
-	nodedir="$builddir/tests/openapi-run"
-fi
-# Installs the locked packages when node_modules is missing or older than the lock.
-if [ ! -f "$nodedir/node_modules/@redocly/cli/package.json" ] ||
-	[ "$nodedir/package-lock.json" -nt "$nodedir/node_modules/.package-lock.json" ]; then
-	(cd "$nodedir" && npm ci --no-audit --no-fund >&2) || die "npm ci in $nodedir failed"
-fi
+# The node project in tests/openapi (a copy in the build tree when the source tree is read-only).
+node_project "$srcdir/tests/openapi" @redocly/cli "the OpenAPI tests"
 
 # Counts the "ok: ..." and "FAIL: ..." lines of a node script's output; the other lines
 # (a failure's problems) are shown as they are. A script that ends in error without a
@@ -76,7 +58,7 @@ else
 	lint=$(cd "$nodedir" && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true \
 		timeout 120 node_modules/.bin/redocly lint --config redocly.yaml --format stylish \
 		"$doc" 2>&1) && st=0 || st=$?
-	if [ $st = 0 ]; then
+	if [ "$st" = 0 ]; then
 		ok "doc/openapi.yaml is lint-clean (@redocly/cli, recommended-strict)"
 	else
 		grep -v '^ *[║╔╚]' <<<"$lint" >&2

@@ -43,51 +43,38 @@ function lines(file) {
 
 const contract = new Contract(opt.doc);
 
-// The exchanges.
-let total = 0, outside = 0;
-const problems = [];
-for (const [i, line] of lines(positionals[0]).entries()) {
-	let x;
-	try {
-		x = JSON.parse(line);
-	} catch {
-		problems.push(`line ${i + 1} of ${positionals[0]} is not JSON`);
-		continue;
-	}
-	total++;
-	const p = contract.exchange(x);
-	if (p === null)
-		outside++;
-	else
-		problems.push(...p);
-}
-report(total > 0 && problems.length === 0,
-	`the run's ${total} HTTP exchanges are as doc/openapi.yaml documents them ` +
-	`(${outside} not the worker's: no reply, or outside /api/v1/ and /checkout/)`,
-	total > 0 ? problems : ['no exchange was recorded (is MP_HTTP_RECORD set?)']);
-
-// The webhook deliveries.
-if (opt.webhooks) {
-	let n = 0, raw = 0;
-	const wp = [];
-	for (const line of lines(opt.webhooks)) {
-		let w;
+// Checks each JSON line of file with fn (problems, or null for one it passes over): how many
+// lines, how many passed over, and the problems.
+function checkLines(file, fn) {
+	let n = 0, skipped = 0;
+	const problems = [];
+	for (const [i, line] of lines(file).entries()) {
+		let p;
 		try {
-			w = JSON.parse(line);
-		} catch {
-			wp.push('a receiver log line is not JSON');
-			continue;
+			p = fn(JSON.parse(line));
+		} catch (e) {
+			p = [`line ${i + 1} of ${file}: ${e instanceof SyntaxError ? 'not JSON' : e.message}`];
 		}
 		n++;
-		const p = contract.webhook(w);
 		if (p === null)
-			raw++;
+			skipped++;
 		else
-			wp.push(...p);
+			problems.push(...p);
 	}
-	report(n > raw && wp.length === 0,
-		`the run's ${n} webhook deliveries are as doc/openapi.yaml documents them ` +
-		`(${raw} raw test events without a type)`, n > raw ? wp : ['no event of a documented type was delivered']);
+	return { n, skipped, problems };
+}
+
+const x = checkLines(positionals[0], (e) => contract.exchange(e));
+report(x.n > 0 && x.problems.length === 0,
+	`the run's ${x.n} HTTP exchanges are as doc/openapi.yaml documents them ` +
+	`(${x.skipped} not the worker's: no reply, or outside /api/v1/ and /checkout/)`,
+	x.n > 0 ? x.problems : ['no exchange was recorded (is MP_HTTP_RECORD set?)']);
+if (opt.webhooks) {
+	const w = checkLines(opt.webhooks, (e) => contract.webhook(e));
+	report(w.n > w.skipped && w.problems.length === 0,
+		`the run's ${w.n} webhook deliveries are as doc/openapi.yaml documents them ` +
+		`(${w.skipped} raw test events without a type)`,
+		w.n > w.skipped ? w.problems : ['no event of a documented type was delivered']);
 }
 
 // Every documented success field, sent at least once (with a value other than null), or
