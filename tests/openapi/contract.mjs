@@ -157,6 +157,10 @@ export class Contract {
 			for (const e of this.check(`${hPtr}/schema`, headers[lname]))
 				problems.push(`header ${name}: ${e}`);
 		}
+		// What the description of Request-Id says of every response of the service.
+		if ('request-id' in headers && (headers['cache-control'] !== 'no-store' ||
+		    headers['x-content-type-options'] !== 'nosniff'))
+			problems.push('Cache-Control: no-store or X-Content-Type-Options: nosniff is missing');
 		for (const lname of Object.keys(headers))
 			if (this.apiHeaders.has(lname) && !(lname in declared))
 				problems.push(`header ${lname} is not documented for this response`);

@@ -19,7 +19,8 @@ function check(what, cond, detail) {
 }
 
 const SID = '77463f68-35b7-4ccc-a270-ceeb4998be5c';
-const JSON_H = { 'content-type': 'application/json', 'request-id': '0123456789abcdef0123456789abcdef' };
+const JSON_H = { 'content-type': 'application/json', 'request-id': '0123456789abcdef0123456789abcdef',
+	'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 const created = { status_code: 10, success: true, message: 'Payment session created.',
 	url: `http://127.0.0.1:8080/checkout/${SID}`, expires_at: '2026-11-22T03:38:18+00:00',
 	session_id: SID };
@@ -57,6 +58,8 @@ r = refused(createX(created, { headers: { ...JSON_H, 'retry-after': '5' } }),
 check('a header the response does not document is refused', r === true, r);
 r = refused(createX(created, { headers: { 'content-type': 'application/json' } }), /Request-Id is missing/);
 check('a reply without Request-Id is refused', r === true, r);
+r = refused(createX(created, { headers: { ...JSON_H, 'cache-control': 'max-age=60' } }), /no-store/);
+check('a reply of the service without Cache-Control: no-store is refused', r === true, r);
 r = refused(createX(created, { headers: { ...JSON_H, 'content-type': 'text/html' } }), /content type/);
 check('a reply of an undocumented content type is refused', r === true, r);
 r = refused(createX(created, { request_body: '{"items":[],"extra":1}' }), /request body/);
