@@ -75,9 +75,15 @@ export class Contract {
 			re: new RegExp('^' + t.replace(/[.*+?^$()|[\]\\]/g, '\\$&')
 				.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
 		}));
-		// Header names the document declares anywhere: a reply carrying one must declare it.
-		this.apiHeaders = new Set(Object.keys(this.doc.components.headers || {})
-			.map((h) => h.toLowerCase()));
+		// Header names some response declares: a reply carrying one must declare it.
+		this.apiHeaders = new Set();
+		const responses = [...Object.values(this.doc.components.responses || {})];
+		for (const item of Object.values(this.doc.paths))
+			for (const m of METHODS.filter((k) => item[k]))
+				responses.push(...Object.values(item[m].responses || {}));
+		for (const r of responses)
+			for (const h of Object.keys(r.headers || {}))
+				this.apiHeaders.add(h.toLowerCase());
 		this.sent = new Map();       // coverage key -> Set of paths carried
 		this.documented = new Map(); // coverage key -> Set of paths documented
 		this.seenStatus = new Set();
