@@ -253,6 +253,15 @@ refund_call "$rkey" "$s1" "{\"amount\":1.00,\"reverse_transfers\":[{\"transfer_i
 expect_error "400 'reverse_transfers[0].transfer_id: the vendor account is frozen, ...'" 400 \
 	"reverse_transfers[0].transfer_id: the vendor account is frozen, and cannot be debited"
 frozen "$rv1" active
+# An account the operator relabelled to another currency is named, not a 500.
+sql "UPDATE accounts SET currency = 'EUR' WHERE account_number = '$rv1'" >/dev/null
+reverse_call "$rkey" "$t1" '{"amount":1.00}'
+expect_error "400 'transfer_id: the vendor account holds EUR, not USD'" 400 \
+	"transfer_id: the vendor account holds EUR, not USD"
+refund_call "$rkey" "$s1" "{\"amount\":1.00,\"reverse_transfers\":[{\"transfer_id\":\"$t1\",\"amount\":1.00}]}"
+expect_error "400 'reverse_transfers[0].transfer_id: the vendor account holds EUR, ...'" 400 \
+	"reverse_transfers[0].transfer_id: the vendor account holds EUR, not USD"
+sql "UPDATE accounts SET currency = '$currency' WHERE account_number = '$rv1'" >/dev/null
 frozen "$racct" frozen
 refund_call "$rkey" "$s1" '{"amount":1.00}'
 expect_error "400 'the merchant's settlement account is frozen: no money can move' (refund)" 400 \
