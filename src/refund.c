@@ -65,7 +65,7 @@ check_reversals(const struct config *cfg, void *arg, char *msg, size_t msglen)
 {
 	struct refund_in *in = arg;
 	struct reverse_in v[REVERSE_MAX];
-	char prefix[40];
+	char prefix[48];
 	size_t i, j, n;
 
 	if (in->reverse_transfers == NULL)
