@@ -112,9 +112,14 @@ export class Contract {
 		const v = this.validator(ptr);
 		if (v(value))
 			return [];
+		// The value that broke the rule goes with the message, cut short.
+		const at = (p) => p.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'))
+			.reduce((o, k) => (o == null ? o : o[k]), value);
 		return v.errors.map((e) => `${e.instancePath || '(body)'} ${e.message}` +
 			(e.params && e.params.additionalProperty ? ` (${e.params.additionalProperty})` : '') +
-			(e.params && e.params.allowedValue !== undefined ? ` (${JSON.stringify(e.params.allowedValue)})` : ''));
+			(e.params && e.params.allowedValue !== undefined ? ` (${JSON.stringify(e.params.allowedValue)})` : '') +
+			(['format', 'pattern', 'const', 'type', 'enum', 'maxLength', 'maximum'].includes(e.keyword) ?
+				`, got ${JSON.stringify(at(e.instancePath)).slice(0, 80)}` : ''));
 	}
 
 	match(path) {
@@ -278,16 +283,18 @@ export class Contract {
 		return [413, 414, 429, 431, 502].includes(status);
 	}
 
-	// Problems of one webhook delivery as the receiver logged it; null for an event without
-	// a type (the webhook suites queue raw bodies of their own to test delivery itself).
+	// Problems of one webhook delivery as the receiver logged it; null for an event the
+	// service did not make: the webhook suites queue raw bodies of their own (outbox.c's
+	// insert_event) to test delivery itself, none of them a JSON object with an id, which
+	// every event of the service has (the webhook-id).
 	webhook(w) {
 		let body;
 		try {
 			body = JSON.parse(w.body);
 		} catch {
-			return [`webhook ${w.id}: the body is not JSON`];
+			return null;
 		}
-		if (!body || typeof body !== 'object' || !('type' in body))
+		if (!body || typeof body !== 'object' || Array.isArray(body) || !('id' in body))
 			return null;
 		const hook = this.doc.webhooks && this.doc.webhooks[body.type];
 		const key = `webhook ${body.type}`;

@@ -81,6 +81,8 @@ check('a webhook as the service sends it passes', c.webhook(hook(reversedEvent))
 	c.webhook(hook(reversedEvent)));
 r = c.webhook(hook({ ...reversedEvent, data: { ...reversedEvent.data, amount_reversed: 3 } }));
 check('a webhook with a field of the wrong type is refused', r.some((s) => /amount_reversed must be string/.test(s)), r);
+r = c.webhook(hook({ type: 'payment.succeeded', data: {} }));
+check("a test suite's raw event (no id) is passed over", r === null, r);
 r = c.webhook(hook({ ...reversedEvent, type: 'transfer.vanished' }));
 check('a webhook of an undocumented type is refused', r.some((s) => /not documented/.test(s)), r);
 r = c.webhook({ ...hook(reversedEvent), signature: 'v2,abc' });

@@ -73,7 +73,7 @@ if (opt.webhooks) {
 	const w = checkLines(opt.webhooks, (e) => contract.webhook(e));
 	report(w.n > w.skipped && w.problems.length === 0,
 		`the run's ${w.n} webhook deliveries are as doc/openapi.yaml documents them ` +
-		`(${w.skipped} raw test events without a type)`,
+		`(${w.skipped} raw test events, not the service's: no JSON object with an id)`,
 		w.n > w.skipped ? w.problems : ['no event of a documented type was delivered']);
 }
 
