@@ -259,7 +259,8 @@ export class Contract {
 				const want = methods.map((s) => s.toUpperCase()).join(', ');
 				if (x.status !== 405 && !this.frontServer(x.status))
 					problems.push(`status ${x.status} for a method the path does not list (want 405)`);
-				else if (x.status === 405 && headers.allow !== want)
+				else if (x.status === 405 && (headers.allow || '').split(/,\s*/).sort().join(', ') !==
+				    want.split(', ').sort().join(', '))
 					problems.push(`Allow is "${headers.allow}", the document lists "${want}"`);
 			} else {
 				const opPtr = `/paths/${template.replace(/~/g, '~0').replace(/\//g, '~1')}/${m}`;
@@ -347,6 +348,17 @@ export class Contract {
 		for (const type of Object.keys(this.doc.webhooks || {}))
 			if (!this.seenStatus.has(`webhook ${type}`))
 				out.push(`webhook ${type}`);
+		return out;
+	}
+
+	// Documented statuses of the paths that no exchange of the run had.
+	unseenStatuses() {
+		const out = [];
+		for (const [path, item] of Object.entries(this.doc.paths))
+			for (const m of METHODS.filter((k) => item[k]))
+				for (const s of Object.keys(item[m].responses || {}))
+					if (!this.seenStatus.has(`${m.toUpperCase()} ${path} ${s}`))
+						out.push(`${m.toUpperCase()} ${path} ${s}`);
 		return out;
 	}
 
