@@ -339,16 +339,9 @@ export class Contract {
 
 	// Success replies and webhooks the document has that the run never produced.
 	unseenSuccesses() {
-		const out = [];
-		for (const [path, item] of Object.entries(this.doc.paths))
-			for (const m of METHODS.filter((k) => item[k]))
-				for (const s of Object.keys(item[m].responses || {}))
-					if (/^2/.test(s) && !this.seenStatus.has(`${m.toUpperCase()} ${path} ${s}`))
-						out.push(`${m.toUpperCase()} ${path} ${s}`);
-		for (const type of Object.keys(this.doc.webhooks || {}))
-			if (!this.seenStatus.has(`webhook ${type}`))
-				out.push(`webhook ${type}`);
-		return out;
+		return [...this.unseenStatuses().filter((k) => / 2(XX|[0-9]{2})$/.test(k)),
+			...Object.keys(this.doc.webhooks || {}).map((t) => `webhook ${t}`)
+				.filter((k) => !this.seenStatus.has(k))];
 	}
 
 	// Documented statuses of the paths that no exchange of the run had.
