@@ -4,6 +4,7 @@
 
 #include "crypto.h"
 #include "ctl.h"
+#include "event_type.h"
 #include "webhook_sign.h"
 #include "webhook_url.h"
 
@@ -64,27 +65,64 @@ out:
 	return rc;
 }
 
+/*
+ * The merchant's subscription: types ("{a,b}", or "" for every type). Prints it, as stored,
+ * when say. Returns the exit status.
+ */
+static int
+set_events(struct ctl *c, const char *id, const char *types, int say)
+{
+	const char *p[2] = { id, types };
+	PGresult *r;
+	char missing[64];
+
+	if (say) {
+		snprintf(missing, sizeof(missing), "no merchant %s", id);
+		return ctl_exec_print(c, "merchant webhook", "UPDATE merchants SET"
+		    " webhook_event_types = nullif($2, '')::text[] WHERE id = $1::bigint"
+		    " RETURNING coalesce(array_to_string(webhook_event_types, ','), 'all')", 2, p,
+		    missing);
+	}
+	if ((r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_event_types ="
+	    " nullif($2, '')::text[] WHERE id = $1::bigint RETURNING id", 2, p)) == NULL)
+		return 1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return ctl_fail("no merchant %s", id);
+	}
+	PQclear(r);
+	return 0;
+}
+
 int
 ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 {
-	const char *url = NULL;
-	char why[512];
+	const char *url = NULL, *events = NULL;
+	char why[512], types[EVENT_TYPES_ARRAY_MAX];
 	int i, keep = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
 			url = argv[++i];
+		else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc)
+			events = argv[++i];
 		else if (strcmp(argv[i], "--keep-secret") == 0)
 			keep = 1;
 		else
 			break;
 	}
-	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc || url == NULL)
-		return ctl_fail("usage: marketpayctl merchant webhook MERCHANT_ID --url URL "
-		    "[--keep-secret]");
-	if (!webhook_url_check(url, &c->cfg, why, sizeof(why)))
+	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc || (url == NULL && events == NULL) ||
+	    (url == NULL && keep))
+		return ctl_fail("usage: marketpayctl merchant webhook MERCHANT_ID "
+		    "[--url URL [--keep-secret]] [--events TYPE,...|all]");
+	if (url != NULL && !webhook_url_check(url, &c->cfg, why, sizeof(why)))
 		return ctl_fail("--url %s", why);
-	return set_webhook(c, argv[0], url, keep);
+	if (events != NULL && event_types_parse(events, types, why, sizeof(why)) != 0)
+		return ctl_fail("--events: %s", why);
+	/* The subscription first: a new secret is printed only once all is stored. */
+	if (events != NULL && set_events(c, argv[0], types, url == NULL) != 0)
+		return 1;
+	return url == NULL ? 0 : set_webhook(c, argv[0], url, keep);
 }
 
 /* Columns of webhook list's query. */

@@ -43,11 +43,31 @@ success_body(const struct intent_reply *out, const char *text, size_t len)
 }
 
 enum err
+intent_call(struct app *app, struct req *req, int stmt, int n, const char *const *params,
+    const char *notfound, PGresult **res)
+{
+	const char *state;
+	enum err e;
+
+	if ((*res = db_run(app->db, stmt, n, params, &e)) != NULL)
+		return ERR_OK;
+	if (e != ERR_INVALID)
+		return e;
+	state = db_sqlstate(app->db);
+	if (strcmp(state, SQLSTATE_NOT_FOUND) == 0)
+		req_fail(req, 404, "%s", notfound);
+	else if (strncmp(state, "MP03", 4) == 0)
+		req_fail(req, 400, "%s", db_message(app->db));
+	else
+		return ERR_INTERNAL;
+	return ERR_OK;
+}
+
+enum err
 intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
     const struct intent_reply *out)
 {
 	struct json_object *body = NULL;
-	const char *state;
 	PGresult *r;
 	enum err e;
 
@@ -56,19 +76,8 @@ intent_run(struct app *app, struct req *req, int stmt, int n, const char *const 
 		req_fail(req, 404, "%s", out->notfound);
 		return ERR_OK;
 	}
-	if ((r = db_run(app->db, stmt, n, params, &e)) == NULL) {
-		if (e != ERR_INVALID)
-			return e;
-		state = db_sqlstate(app->db);
-		if (strcmp(state, SQLSTATE_NOT_FOUND) == 0)
-			req_fail(req, 404, "%s", out->notfound);
-		else if (strncmp(state, "MP03", 4) == 0)
-			req_fail(req, 400, "%s", db_message(app->db));
-		else
-			return ERR_INTERNAL;
-		return ERR_OK;
-	}
-	e = ERR_OK;
+	if ((e = intent_call(app, req, stmt, n, params, out->notfound, &r)) != ERR_OK || r == NULL)
+		return e;
 	if (PQntuples(r) == 0 || PQgetisnull(r, 0, INTENT_OBJECT))
 		req_fail(req, 404, "%s", out->notfound);
 	else if ((body = success_body(out, PQgetvalue(r, 0, INTENT_OBJECT),

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libpq-fe.h>
+
 #include "app.h"
 #include "err.h"
 #include "req.h"
@@ -46,6 +48,14 @@ struct intent_reply {
  */
 enum err intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
     const struct intent_reply *out);
+
+/*
+ * Runs stmt with n params: ERR_OK with the result in *res (caller PQclears); or a refusal
+ * of the service's SQLSTATEs answered as intent_run answers it (404 notfound, 400 the
+ * database's message), ERR_OK with *res NULL; or another error for the pipeline to answer.
+ */
+enum err intent_call(struct app *app, struct req *req, int stmt, int n,
+    const char *const *params, const char *notfound, PGresult **res);
 
 /* True when s is prefix followed by 32 lowercase hex digits: the form of our object ids. */
 bool intent_id_ok(const char *s, const char *prefix);

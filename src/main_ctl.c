@@ -23,7 +23,7 @@ static const struct command commands[] = {
 	{ "key", "revoke", ctl_key_revoke, "key revoke KEY_PREFIX_OR_ID" },
 	{ "key", "list", ctl_key_list, "key list MERCHANT_ID" },
 	{ "merchant", "webhook", ctl_merchant_webhook,
-	  "merchant webhook MERCHANT_ID --url URL [--keep-secret]" },
+	  "merchant webhook MERCHANT_ID [--url URL [--keep-secret]] [--events TYPE,...|all]" },
 	{ "webhook", "list", ctl_webhook_list, "webhook list [--status pending|delivered|dead]" },
 	{ "webhook", "show", ctl_webhook_show, "webhook show EVENT_ID" },
 	{ "webhook", "redeliver", ctl_webhook_redeliver, "webhook redeliver EVENT_ID" },

@@ -1,6 +1,7 @@
 /*
  * marketpay-webhookd: delivers the webhook outbox. argv, config, logging, signals; a
- * supervisor forks webhook_senders sender processes, each running the delivery loop.
+ * supervisor forks webhook_senders sender processes, each running the delivery loop; the
+ * first of them also sweeps expired payment sessions every expire_interval seconds.
  */
 #include <errno.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "log.h"
 #include "webhook.h"
+#include "webhook_expire.h"
 
 static volatile sig_atomic_t stopping;
 
@@ -74,6 +76,16 @@ stop_asked(void)
 	    (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1));
 }
 
+/* Milliseconds of the monotonic clock. */
+static long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Sleeps until a notification, the next due retry, poll_ms, or a stop signal. */
 static void
 wait_for_work(const struct webhook *w, long poll_ms, const sigset_t *waitmask)
@@ -90,10 +102,16 @@ wait_for_work(const struct webhook *w, long poll_ms, const sigset_t *waitmask)
 	ppoll(&pfd, 1, &ts, waitmask);
 }
 
-/* One sender: its own connection and HTTP client, the delivery loop until a stop signal. */
+/*
+ * One sender: its own connection and HTTP client, the delivery loop until a stop signal.
+ * The sweeper (one sender of the daemon) also runs the expiry sweep when it falls due,
+ * between deliveries.
+ */
 static int
-sender(const struct config *cfg, const sigset_t *waitmask)
+sender(const struct config *cfg, const sigset_t *waitmask, bool sweeper)
 {
+	long long next_sweep = mono_ms();
+	long poll_ms;
 	struct webhook *w;
 	char err[512];
 	int n;
@@ -105,6 +123,10 @@ sender(const struct config *cfg, const sigset_t *waitmask)
 	while (!stopping) {
 		n = -1;
 		if (webhook_ready(w)) {
+			if (sweeper && mono_ms() >= next_sweep) {
+				webhook_expire(webhook_db(w), stop_asked);
+				next_sweep = mono_ms() + cfg->expire_interval * 1000;
+			}
 			/* Notifications so far name events that the scan below sees anyway. */
 			webhook_drain(w);
 			while (!stop_asked() && (n = webhook_deliver_next(w)) > 0)
@@ -113,7 +135,10 @@ sender(const struct config *cfg, const sigset_t *waitmask)
 			if (n == 0 && !stop_asked() && webhook_drain(w) > 0)
 				continue;
 		}
-		wait_for_work(w, cfg->webhook_poll_interval * 1000, waitmask);
+		poll_ms = cfg->webhook_poll_interval * 1000;
+		if (sweeper && next_sweep - mono_ms() < poll_ms)
+			poll_ms = next_sweep > mono_ms() ? (long)(next_sweep - mono_ms()) : 0;
+		wait_for_work(w, poll_ms, waitmask);
 	}
 	webhook_free(w);
 	return 0;
@@ -132,7 +157,7 @@ spawn(const struct config *cfg, const sigset_t *waitmask, pid_t *pids, long i)
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;
 		sigaction(SIGCHLD, &sa, NULL);
-		_exit(sender(cfg, waitmask));
+		_exit(sender(cfg, waitmask, i == 0));
 	}
 	if (pid < 0)
 		log_msg(LOG_LVL_ERROR, NULL, "fork: %s", strerror(errno));
@@ -221,8 +246,9 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "startup failed: %s", err);
 		goto out;
 	}
-	log_msg(LOG_LVL_INFO, NULL, "started: %ld senders, poll every %lds, attempt timeout %lds",
-	    cfg.webhook_senders, cfg.webhook_poll_interval, cfg.webhook_timeout);
+	log_msg(LOG_LVL_INFO, NULL, "started: %ld senders, poll every %lds, attempt timeout %lds,"
+	    " expiry sweep every %lds", cfg.webhook_senders, cfg.webhook_poll_interval,
+	    cfg.webhook_timeout, cfg.expire_interval);
 	if (cfg.webhook_allow_private)
 		log_msg(LOG_LVL_WARN, NULL, "webhook_allow_private is on: webhooks may go to "
 		    "loopback, private and other internal addresses");

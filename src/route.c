@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "body.h"
 #include "checkout.h"
+#include "expire.h"
 #include "health.h"
 #include "idem.h"
 #include "json.h"
@@ -46,6 +47,8 @@ static const struct route routes[] = {
 	  session_get },
 	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,
 	  &refund_body, IDEM, refund_create },
+	{ "POST", "/api/v1/payment/sessions/", true, "/expire", DENY_SESSION, NULL, NULL, IDEM,
+	  session_expire },
 	{ "GET",  "/api/v1/payment/refunds/", true, "", DENY_SESSION, NULL, NULL, false,
 	  refund_get },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,

@@ -240,9 +240,9 @@ items_json(PGresult *r)
 }
 
 static struct json_object *
-session_json(const struct app *app, PGresult *s, PGresult *items)
+session_json(const struct app *app, PGresult *s, PGresult *items, const char *message)
 {
-	struct json_object *o = json_success("Payment session found.");
+	struct json_object *o = json_success(message);
 	char url[2048], msg[128];
 
 	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
@@ -271,19 +271,25 @@ session_json(const struct app *app, PGresult *s, PGresult *items)
 enum err
 session_get(struct app *app, struct req *req, void *in)
 {
+	(void)in;
+	return session_reply(app, req, "Payment session found.");
+}
+
+enum err
+session_reply(struct app *app, struct req *req, const char *message)
+{
 	struct json_object *body = NULL;
 	PGresult *s = NULL, *items = NULL;
 	const char *p[2] = { req->param, req->merchant };
 	enum err e;
 
-	(void)in;
 	/* Another merchant's session is reported exactly like a missing one. */
 	if (!valid_uuid(req->param) ||
 	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1)) {
 		req_fail(req, 404, "payment session not found");
 		e = ERR_OK;
 	} else if (s != NULL && (items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) != NULL &&
-	    ((body = session_json(app, s, items)) == NULL ||
+	    ((body = session_json(app, s, items, message)) == NULL ||
 	    req_reply_json(req, 200, body) != 0))
 		e = ERR_NOMEM;
 	json_object_put(body);

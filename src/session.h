@@ -40,4 +40,7 @@ route_handler session_create;
 /* GET /api/v1/payment/sessions/{id}: the merchant's own session, else 404. */
 route_handler session_get;
 
+/* The merchant's session req->param answered as GET shows it, with message; else 404. */
+enum err session_reply(struct app *app, struct req *req, const char *message);
+
 #endif

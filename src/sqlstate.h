@@ -26,5 +26,6 @@
 #define SQLSTATE_NO_TRANSFER       "MP035"  /* reverse_transfers: no such transfer */
 #define SQLSTATE_REVERSAL_LEFT     "MP036"  /* above what is left to reverse */
 #define SQLSTATE_VENDOR_FUNDS      "MP037"  /* the vendor's balance short, or not active */
+#define SQLSTATE_NOT_OPEN          "MP038"  /* mp_expire_session: the session is not open */
 
 #endif

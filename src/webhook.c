@@ -100,6 +100,12 @@ webhook_free(struct webhook *w)
 	free(w);
 }
 
+struct db *
+webhook_db(struct webhook *w)
+{
+	return w->db;
+}
+
 bool
 webhook_ready(struct webhook *w)
 {

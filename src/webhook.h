@@ -50,6 +50,9 @@ int webhook_deliver_next(struct webhook *w);
  */
 int webhook_drain(struct webhook *w);
 
+/* The database handle of w, for the expiry sweep (webhook_expire.h). */
+struct db *webhook_db(struct webhook *w);
+
 /* The connection's socket to wait on for notifications, or -1 when not connected. */
 int webhook_socket(const struct webhook *w);
 

@@ -66,4 +66,10 @@ const struct db_sql webhook_sql[WH_STMT__MAX] = {
 	  " $2::int) WHERE id IN (SELECT id FROM webhook_events WHERE merchant_id = $1::bigint"
 	  " AND status = 'pending' AND id <> $3 AND next_attempt_at < clock_timestamp() +"
 	  " make_interval(secs => $2::int) FOR UPDATE SKIP LOCKED)" },
+	/*
+	 * WH_EXPIRE: $1 the most sessions to expire. The expiry sweep (webhook_expire.c): open
+	 * sessions past expires_at stored as expired with their session.expired events, in one
+	 * transaction; rows a payment holds are skipped. enum wh_expire_col.
+	 */
+	{ "wh_expire", "SELECT mp_expire_sessions($1::int)" },
 };

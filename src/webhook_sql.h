@@ -16,6 +16,7 @@ enum webhook_stmt {
 	WH_DEAD,        /* no rows */
 	WH_NEXT_DUE,
 	WH_DEFER,       /* no rows; PQcmdTuples counts the events deferred */
+	WH_EXPIRE,
 	WH_STMT__MAX
 };
 
@@ -37,6 +38,9 @@ enum wh_attempt_col { WH_ATTEMPT_NUMBER };
 
 /* WH_NEXT_DUE: milliseconds until the next pending event falls due, NULL when none */
 enum wh_next_due_col { WH_NEXT_DUE_MS };
+
+/* WH_EXPIRE: how many sessions the sweep expired */
+enum wh_expire_col { WH_EXPIRE_COUNT };
 
 /* The daemon's statement table, indexed by enum webhook_stmt (for db_set_statements). */
 extern const struct db_sql webhook_sql[WH_STMT__MAX];

@@ -25,6 +25,7 @@ enum worker_stmt {
 	DB_REFUND_CREATE,
 	DB_REFUND_GET,
 	DB_REVERSAL_CREATE,
+	DB_SESSION_EXPIRE,    /* no column read */
 	DB_STMT__MAX
 };
 

@@ -20,7 +20,7 @@
 subsection() {
 	awk -v s=".Ss $1" '/^\.S[sh] /{ on = (index($0, s) == 1); next } on' "$page" | unescape
 }
-refund_text=$(subsection 'POST /api/v1/payment/sessions/')
+refund_text=$(subsection 'POST /api/v1/payment/sessions/ Ns Ar session_id Ns /refunds')
 lookup_text=$(subsection 'GET /api/v1/payment/refunds/')
 reversal_text=$(subsection 'POST /api/v1/payment/transfers/')
 [ -n "$refund_text" ] && [ -n "$lookup_text" ] && [ -n "$reversal_text" ] ||

@@ -28,6 +28,8 @@
 #     session_lifetime, pin_max_attempts, the key's scheme word in any case);
 #   - refunds and transfer reversals: their examples, events and every refusal their
 #     sections name, in tests/api-examples-refunds.sh (it says what it runs);
+#   - the expire endpoint and the lifecycle events: the same, in
+#     tests/api-examples-events.sh;
 #   - ERROR RESPONSES and IDEMPOTENCY: every (status, message) the page names that can be
 #     provoked over HTTP is provoked and compared, the checking order is probed, and a
 #     rejected request must leave the database as it was. The rows not provoked, and why:
@@ -619,6 +621,16 @@ sql "UPDATE payment_sessions SET created_at = now() - interval '2 hours',
 same "GET session: an open session past its expiry reads expired" "$(session_status "$s")" expired
 call GET "/checkout/$s"
 same "HOSTED CHECKOUT: after expiry the page answers 410" "$code" 410
+# marketpay-webhookd's sweep (expire_interval = 1 in tests/stack.sh) stores it, with its
+# session.expired: before the footprints below are taken.
+for i in $(seq 1 50); do
+	[ "$(sql "SELECT status FROM payment_sessions WHERE id = '$s'")" = expired ] && break
+	sleep 0.1
+done
+same "WEBHOOKS: the sweep stores an open session past its expiry as expired, with its event" \
+	"$(sql "SELECT status || ' ' || (SELECT count(*) FROM webhook_events WHERE type =
+	'session.expired' AND body::json->'data'->>'session_id' = '$s') FROM payment_sessions
+	WHERE id = '$s'")" "expired 1"
 
 # --- ERROR RESPONSES -----------------------------------------------------------------------
 
@@ -1045,6 +1057,11 @@ check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
 
 # shellcheck source=tests/api-examples-refunds.sh
 . "$srcdir/tests/api-examples-refunds.sh"
+
+# --- The expire endpoint and the lifecycle events (tests/api-examples-events.sh) ----------
+
+# shellcheck source=tests/api-examples-events.sh
+. "$srcdir/tests/api-examples-events.sh"
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
 "$srcdir/tests/stack.sh" pg-stop "$dir"

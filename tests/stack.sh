@@ -129,6 +129,9 @@ pin_key_file = $dir/pin-key.pem
 # The stack's webhook receiver, the tests' endpoints and a developer's own under dev/run all
 # listen on loopback, which marketpay-webhookd and marketpayctl refuse unless this is on.
 webhook_allow_private = 1
+# marketpay-webhookd sweeps expired sessions every second: a test that moves a session's
+# expires_at into the past sees it stored as expired, with its session.expired, at once.
+expire_interval = 1
 ${MP_CONF_EXTRA:-}
 CONF
 }

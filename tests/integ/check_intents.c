@@ -87,6 +87,13 @@ static const char *const attacks[] = {
 	"SELECT mp_reversal_funds($MEA, 'AFN', 100, '[]'::jsonb, $CUS, NULL, 'x')",
 	"SELECT mp_reversal_record(1, 'AFN', '[]'::jsonb, 1, NULL, NULL)",
 	"SELECT mp_queue_event(1, 'refund.succeeded', '{}'::json)",
+	/* the lifecycle events' functions: the sweep is the daemon's, the rest nobody's */
+	"SELECT mp_expire_sessions(1000)",
+	"SELECT mp_session_expire('$SES')",
+	"SELECT mp_session_event('$SES', 'session.expired')",
+	"SELECT mp_transfer_event(1)",
+	"SELECT mp_pin_attempt('accounts', $CUS, 'x', NULL, 2::smallint, 0, 0, NULL, NULL, NULL)",
+	"UPDATE merchants SET webhook_event_types = NULL",
 	/* a function of its own in our schema, shadowing ours */
 	"CREATE FUNCTION public.mp_iso(text) RETURNS text LANGUAGE sql AS 'SELECT 1::text'",
 };
@@ -158,8 +165,8 @@ START_TEST(test_intents_check_themselves)
 	ck_assert_str_eq(db_value("SELECT string_agg(p.proname, ',' ORDER BY p.proname)"
 	    " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prosecdef AND"
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
-	    NULL), "mp_cancel_session,mp_pay_test_card,mp_pay_wallet,mp_purge_idempotency,"
-	    "mp_refund_session,mp_reverse_transfer,mp_transfer_send");
+	    NULL), "mp_cancel_session,mp_expire_session,mp_pay_test_card,mp_pay_wallet,"
+	    "mp_purge_idempotency,mp_refund_session,mp_reverse_transfer,mp_transfer_send");
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
 	ck_assert_ptr_nonnull(fail0);

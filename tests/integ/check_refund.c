@@ -16,6 +16,7 @@
 #include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
+#include "outbox.h"
 #include "receiver.h"
 #include "refunds.h"
 #include "transfers.h"
@@ -160,10 +161,14 @@ START_TEST(test_not_paid)
 	} else if (_i == 2) {
 		post_form(sid, "action=cancel", &r);
 		http_free(&r);
-	} else if (_i == 3)
+	} else if (_i == 3) {
 		ck_assert_ptr_nonnull(db_value("UPDATE payment_sessions SET created_at = now() -"
 		    " interval '2 hours', expires_at = now() - interval '1 hour' WHERE id = $1::uuid"
 		    " RETURNING 1", sid));
+		/* The sweep stores it (expire_interval = 1): not while the footprints are taken. */
+		wait_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", sid, "expired",
+		    15000);
+	}
 	ck_assert_str_eq(db_value("SELECT mp_session_status(status, expires_at) FROM"
 	    " payment_sessions WHERE id = $1::uuid", sid), not_paid[_i]);
 	snprintf(needle, sizeof(needle), "the payment session is %s, not paid: only a paid session"

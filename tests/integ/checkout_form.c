@@ -120,3 +120,20 @@ paid_session(const char *auth, const char *price, const char *user, const char *
 	assert_paid(&r, id);
 	http_free(&r);
 }
+
+void
+assert_page_expired(const char *id, const char *acct)
+{
+	struct http_resp r;
+
+	get_page(id, &r);
+	ck_assert_int_eq(r.status, 410);
+	ck_assert_ptr_nonnull(strstr(r.body, "expired"));
+	ck_assert_ptr_null(strstr(r.body, "name=\"csrf\""));
+	http_free(&r);
+	/* A form kept open in a tab cannot pay it either. */
+	pay_wallet(id, acct, "1234", &r);
+	ck_assert_int_eq(r.status, 410);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(acct), 5000);
+}

@@ -53,6 +53,13 @@ void open_session(const char *auth, const char *price, const char *user, char id
 /* The reply r of a form post paid session id: the page says so, and the session is paid. */
 void assert_paid(const struct http_resp *r, const char *id);
 
+/*
+ * Session id reads expired on its page (410, saying so, no form), and a wallet payment from
+ * acct (holding 50.00, PIN 1234) posted from a page left open is refused (410), moving
+ * nothing.
+ */
+void assert_page_expired(const char *id, const char *acct);
+
 /* open_session, paid through the page with pay_fields(acct) (the case checks it). */
 void paid_session(const char *auth, const char *price, const char *user, const char *acct,
     char id[37]);

@@ -169,6 +169,9 @@ static const struct {
 	{ "max_amount = 0\n", 1, MAX_AMOUNT_RULE },
 	{ "max_amount = 1.001\n", 1, MAX_AMOUNT_RULE },
 	{ "max_amount = -5\n", 1, MAX_AMOUNT_RULE },
+	{ "expire_interval = 0\n", 1, "expire_interval must be a whole number from 1 to 60" },
+	{ "expire_interval = 61\n", 1, "expire_interval must be a whole number from 1 to 60" },
+	{ "expire_interval = 1s\n", 1, "expire_interval must be a whole number from 1 to 60" },
 	{ "environment = live\n", 1, "environment must be sandbox or production" },
 	{ "environment = Production\n", 1, "environment must be sandbox or production" },
 	{ "[other]\nenvironment = production\n", 2, "unknown section [other]" },
@@ -199,6 +202,24 @@ START_TEST(test_timezone_known)
 	ck_assert_str_eq(c.timezone, "Asia/Kabul");
 	config_free(&c);
 	ck_assert_msg(load_text(&c, "timezone = Etc/GMT+5\n", err, sizeof(err)) == 0, "%s", err);
+	config_free(&c);
+}
+END_TEST
+
+/* The expiry sweep's interval: 30 seconds unless set, 1 to 60 (bad_files has the rest). */
+START_TEST(test_expire_interval)
+{
+	struct config c;
+	char err[512];
+
+	ck_assert_msg(load_text(&c, "", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.expire_interval, 30);
+	config_free(&c);
+	ck_assert_msg(load_text(&c, "expire_interval = 1\n", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.expire_interval, 1);
+	config_free(&c);
+	ck_assert_msg(load_text(&c, "expire_interval = 60\n", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.expire_interval, 60);
 	config_free(&c);
 }
 END_TEST
@@ -390,6 +411,7 @@ config_suite(void)
 	tcase_add_test(tc, test_full_file);
 	tcase_add_loop_test(tc, test_bad_file, 0, (int)NELEM(bad_files));
 	tcase_add_test(tc, test_timezone_known);
+	tcase_add_test(tc, test_expire_interval);
 	tcase_add_test(tc, test_base_url_slashes);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_env_path);
