@@ -86,9 +86,11 @@ for (const l of lines(opt.unsent).filter((s) => !s.startsWith('#'))) {
 		bad.push(`allowlist entry without a reason: ${l}`);
 	allowed.set(what.trim(), reason);
 }
+// An entry ending in * stands for every field under it ("refunds[]*").
+const covers = (a, u) => (a.endsWith('*') ? u.startsWith(a.slice(0, -1)) : a === u);
 const unsent = contract.unsent();
-const missing = unsent.filter((u) => !allowed.has(u));
-const stale = [...allowed.keys()].filter((a) => !unsent.includes(a))
+const missing = unsent.filter((u) => ![...allowed.keys()].some((a) => covers(a, u)));
+const stale = [...allowed.keys()].filter((a) => !unsent.some((u) => covers(a, u)))
 	.map((a) => `allowlisted but sent, or not documented: ${a}`);
 // A reply the run never produced at all is one line, not one per field.
 const none = [...contract.documented].filter(([k, d]) => d.size && contract.sent.get(k).size === 0)
