@@ -35,28 +35,11 @@ if [ ! -x "$MP_CHROMIUM" ]; then
 		die "no Chromium at $MP_CHROMIUM: install Debian's chromium (sudo apt-get install chromium) or set MP_CHROMIUM"
 fi
 
-# node 20 or newer (playwright-core needs it) and npm.
-command -v node >/dev/null || die "node is missing: the browser tests need node 20 or newer and npm"
-command -v npm >/dev/null || die "npm is missing: the browser tests need node 20 or newer and npm"
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-[ "$node_major" -ge 20 ] || die "node $(node --version) is too old: the browser tests need node 20 or newer"
-
-# The node project lives in tests/browser; a read-only source tree (make distcheck) gets a
-# copy in the build tree (tests/browser-run, which clean-local removes).
-nodedir="$srcdir/tests/browser"
-if [ ! -w "$nodedir" ]; then
-	mkdir -p "$builddir/tests/browser-run"
-	cp "$nodedir"/package.json "$nodedir"/package-lock.json "$nodedir"/*.mjs "$builddir/tests/browser-run/"
-	chmod -R u+w "$builddir/tests/browser-run"
-	nodedir="$builddir/tests/browser-run"
-fi
-# Installs the locked playwright-core when node_modules is missing or older than the lock.
-# playwright-core downloads no browser; the variable is there in case that ever changes.
-if [ ! -f "$nodedir/node_modules/playwright-core/package.json" ] ||
-	[ "$nodedir/package-lock.json" -nt "$nodedir/node_modules/.package-lock.json" ]; then
-	(cd "$nodedir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund) ||
-		die "npm ci in $nodedir failed"
-fi
+# node 20 or newer (playwright-core needs it), npm, and the locked playwright-core in
+# tests/browser (a copy in the build tree when the source tree is read-only). playwright-core
+# downloads no browser; the variable is there in case that ever changes.
+PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node_project "$srcdir/tests/browser" playwright-core \
+	"the browser tests"
 
 export MP_TEST_OUT=${MP_TEST_OUT:-"$nodedir/out"}
 mkdir -p "$MP_TEST_OUT" || die "cannot make $MP_TEST_OUT"

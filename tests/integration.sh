@@ -45,6 +45,8 @@ trap 'exit 130' INT TERM
 # shellcheck disable=SC1091
 . "$dir/stack.env"
 rc=0
+# tests/integ/http.c records every exchange here, for the contract test below.
+export MP_HTTP_RECORD="$dir/exchanges.jsonl"
 # Each suite makes its own merchants. check_outage stops parts of the stack and, last, the
 # pool: it runs after every suite that needs the pool. The webhook suites need PostgreSQL,
 # the receiver and webhookd, not the pool; check_webhook's last case restarts PostgreSQL.
@@ -83,5 +85,9 @@ else
 	ok "no form data with a PIN or card is in a log"
 fi
 echo "secrets noted: $(wc -l <"$dir/secrets-used.txt" 2>/dev/null || echo 0)"
+
+# The contract test: every exchange and webhook of the run against doc/openapi.yaml. It
+# counts its own checks (its "N passed, N failed" line); here only its status.
+"$srcdir/tests/openapi.sh" --contract "$MP_HTTP_RECORD" "$dir/webhooks.log" || rc=1
 finish || rc=1
 exit $rc

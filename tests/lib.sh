@@ -5,6 +5,11 @@
 #                             cannot go on)
 #   free_port                 a loopback TCP port nothing listens on (below the ephemeral range)
 #   json FIELD                a top-level field of the JSON object on stdin ("" when absent)
+#   node_project DIR PKG WHAT checks for node 20 or newer and npm (bails naming WHAT when not),
+#                             sets nodedir to the node project DIR, or to a copy of its files in
+#                             $builddir/tests/NAME-run when DIR is read-only (make distcheck),
+#                             and runs npm ci there when node_modules lacks PKG or is older
+#                             than the lock
 
 passed=0
 failed=0
@@ -40,4 +45,23 @@ free_port() {
 
 json() {
 	jq -r --arg k "$1" '.[$k] | if . == null then "" else tostring end'
+}
+
+node_project() {
+	local src=$1 pkg=$2 what=$3 major
+	command -v node >/dev/null || bail "node is missing: $what need node 20 or newer and npm"
+	command -v npm >/dev/null || bail "npm is missing: $what need node 20 or newer and npm"
+	major=$(node -p 'process.versions.node.split(".")[0]')
+	[ "$major" -ge 20 ] || bail "node $(node --version) is too old: $what need node 20 or newer"
+	nodedir=$src
+	if [ ! -w "$src" ]; then
+		nodedir="${builddir:?}/tests/$(basename "$src")-run"
+		mkdir -p "$nodedir"
+		find "$src" -maxdepth 1 -type f -exec cp {} "$nodedir/" \;
+		chmod -R u+w "$nodedir"
+	fi
+	if [ ! -f "$nodedir/node_modules/$pkg/package.json" ] ||
+		[ "$nodedir/package-lock.json" -nt "$nodedir/node_modules/.package-lock.json" ]; then
+		(cd "$nodedir" && npm ci --no-audit --no-fund >&2) || bail "npm ci in $nodedir failed"
+	fi
 }

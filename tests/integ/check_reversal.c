@@ -270,7 +270,7 @@ START_TEST(test_refund_reversals)
 {
 	char sid[37], cust[16], v[2][16], tr[2][40], rid[40], want[512];
 	struct http_resp r, g;
-	struct json_object *R;
+	struct json_object *R, *list;
 	long long m0, c0;
 
 	split(sid, cust, v, tr);
@@ -300,6 +300,13 @@ START_TEST(test_refund_reversals)
 	ck_assert_str_eq(reversed_of(tr[1]), "200");
 	api("GET", shop.auth, NULL, NULL, &g, "/api/v1/payment/refunds/%s", rid);
 	ck_assert_msg(json_object_equal(refund_of(&g, "Refund found."), R), "%s", g.body);
+	http_free(&g);
+	/* The session lists the refund with its reversals, as the refund's reply had it. */
+	api("GET", shop.auth, NULL, NULL, &g, "/api/v1/payment/sessions/%s", sid);
+	ck_assert_int_eq(g.status, 200);
+	ck_assert(json_object_object_get_ex(g.json, "refunds", &list));
+	ck_assert_int_eq(json_object_array_length(list), 1);
+	ck_assert_msg(json_object_equal(json_object_array_get_idx(list, 0), R), "%s", g.body);
 	http_free(&g);
 	http_free(&r);
 	assert_ledger_ok();

@@ -1,6 +1,9 @@
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -32,7 +35,93 @@ struct xfer {
 	struct curl_slist *hdrs;
 	struct buf body, head;
 	char url[2048];
+	/* The request as the caller gave it (kept by the caller until xfer_done), to record. */
+	const char *method, *path, *req_body;
+	const char *const *req_headers;
+	long req_len;
 };
+
+/* A string member of o, n bytes (they may hold NUL or bytes that are not UTF-8). */
+static void
+put_str(struct json_object *o, const char *key, const char *s, size_t n)
+{
+	json_object_object_add(o, key, s == NULL ? NULL : json_object_new_string_len(s, (int)n));
+}
+
+/* The value of header line name in a NULL-terminated list of "Name: value" lines, or NULL. */
+static const char *
+req_header(const char *const *lines, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; lines != NULL && *lines != NULL; lines++)
+		if (strncasecmp(*lines, name, n) == 0 && (*lines)[n] == ':')
+			return *lines + n + 1 + strspn(*lines + n + 1, " \t");
+	return NULL;
+}
+
+/*
+ * When $MP_HTTP_RECORD names a file, appends the exchange to it as one JSON line: method,
+ * path, the request's Content-Type and body, the response's status, headers (names in lower
+ * case; the last of a repeated name) and body. tests/openapi/validate.mjs checks them against
+ * doc/openapi.yaml. One write(2) with O_APPEND per line: the suites' forked cases share it.
+ */
+static void
+record(const struct xfer *x, long status)
+{
+	const char *file = getenv("MP_HTTP_RECORD"), *line, *colon;
+	struct json_object *o, *h;
+	const char *text;
+	size_t len;
+	int fd;
+
+	if (file == NULL || *file == '\0' || (o = json_object_new_object()) == NULL)
+		return;
+	put_str(o, "method", x->method, strlen(x->method));
+	put_str(o, "path", x->path, strlen(x->path));
+	line = req_header(x->req_headers, "Content-Type");
+	put_str(o, "request_content_type", line, line ? strlen(line) : 0);
+	put_str(o, "request_body", x->req_body,
+	    x->req_body == NULL ? 0 : x->req_len < 0 ? strlen(x->req_body) : (size_t)x->req_len);
+	json_object_object_add(o, "status", json_object_new_int64(status));
+	h = json_object_new_object();
+	/* Only the last response's headers (a 100 Continue or a redirect is not followed). */
+	for (line = x->head.p; line != NULL && *line != '\0'; line += len + (line[len] != '\0')) {
+		char name[128];
+		size_t i, n;
+
+		len = strcspn(line, "\n");
+		if (strncmp(line, "HTTP/", 5) == 0) {
+			json_object_put(h);
+			h = json_object_new_object();
+			continue;
+		}
+		if ((colon = memchr(line, ':', len)) == NULL || (n = (size_t)(colon - line)) >= sizeof(name))
+			continue;
+		for (i = 0; i < n; i++)
+			name[i] = (char)(line[i] >= 'A' && line[i] <= 'Z' ? line[i] + 32 : line[i]);
+		name[n] = '\0';
+		colon += 1 + strspn(colon + 1, " \t");
+		put_str(h, name, colon, strcspn(colon, "\r\n"));
+	}
+	json_object_object_add(o, "headers", h);
+	put_str(o, "body", x->body.p ? x->body.p : "", x->body.n);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if ((fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) >= 0) {
+		char *l = malloc(strlen(text) + 2);
+
+		if (l != NULL) {
+			len = strlen(text);
+			memcpy(l, text, len);
+			l[len++] = '\n';
+			if (write(fd, l, len) != (ssize_t)len)
+				fprintf(stderr, "http: could not record an exchange in %s\n", file);
+			free(l);
+		}
+		close(fd);
+	}
+	json_object_put(o);
+}
 
 static int
 xfer_setup(struct xfer *x, const char *method, const char *path, const char *const *headers,
@@ -42,6 +131,11 @@ xfer_setup(struct xfer *x, const char *method, const char *path, const char *con
 	size_t i;
 
 	memset(x, 0, sizeof(*x));
+	x->method = method;
+	x->path = path;
+	x->req_headers = headers;
+	x->req_body = body;
+	x->req_len = len;
 	if (base == NULL || (x->c = curl_easy_init()) == NULL)
 		return -1;
 	snprintf(x->url, sizeof(x->url), "%s%s", base, path);
@@ -74,6 +168,7 @@ xfer_done(struct xfer *x, struct http_resp *out)
 	out->len = x->body.n;
 	out->headers = x->head.p ? x->head.p : strdup("");
 	out->json = json_tokener_parse(out->body);
+	record(x, out->status);
 	curl_slist_free_all(x->hdrs);
 	curl_easy_cleanup(x->c);
 }
