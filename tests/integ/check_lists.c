@@ -156,6 +156,29 @@ START_TEST(test_sessions_filters)
 	ck_assert_str_eq(list_ids(data, "session_id"), "");
 	ck_assert(!list_has_more(&r));
 	http_free(&r);
+	/* A declined one: its failure_reason, read and listed the same. */
+	{
+		char sid[37], want[512];
+		const char *v;
+		struct http_resp g2;
+
+		snprintf(want, sizeof(want), "{\"items\":[{\"id\":\"a\",\"name\":\"Tea\","
+		    "\"price\":1}],\"redirect_success_url\":\"https://shop.example/ok\","
+		    "\"redirect_failure_url\":\"https://shop.example/no\"}");
+		new_session(shop.auth, want, sid);
+		v = db_value("SELECT outcome FROM mp_pay_test_card($1::uuid, 'visa', '0002',"
+		    " 'Card declined.')", sid);
+		ck_assert_str_eq(v, "failed");
+		data = list_page(shop.auth, &r, "sessions?status=failed");
+		ck_assert_str_eq(list_ids(data, "session_id"), sid);
+		item = json_object_array_get_idx(data, 0);
+		ck_assert_str_eq(jstr(item, "failure_reason"), "Card declined.");
+		ck_assert_str_eq(jstr(item, "redirect_failure_url"), "https://shop.example/no");
+		api("GET", shop.auth, NULL, NULL, &g2, LISTS "sessions/%s", sid);
+		ck_assert_str_eq(http_json_str(&g2, "failure_reason"), "Card declined.");
+		http_free(&g2);
+		http_free(&r);
+	}
 	/* An open session read after its expiry is expired, and listed so. */
 	need(db_value("UPDATE payment_sessions SET created_at = now() - interval '3 hours',"
 	    " expires_at = now() - interval '2 hours' WHERE id = $1::uuid RETURNING 1",
@@ -273,7 +296,7 @@ END_TEST
 START_TEST(test_refunds_and_transfers)
 {
 	struct merchant m;
-	char c[16], s1[37], s2[37], v[2][16], tr[2][40], want[256], key[64];
+	char c[16], s1[37], s2[37], v[2][16], tr[2][40], want[256], key[64], body[256];
 	const char *amounts[] = { "1.00", "2.00" };
 	struct http_resp r;
 	struct json_object *data, *T;
@@ -340,6 +363,21 @@ START_TEST(test_refunds_and_transfers)
 	ck_assert_str_eq(jstr(T, "account_number"), v[0]);
 	ck_assert_str_eq(jstr(T, "transaction_id"), db_value("SELECT ledger_transaction_id::text"
 	    " FROM transfers WHERE id = $1", tr[1]));
+	http_free(&r);
+	/* A refund with a reason taking money back from a transfer: in the refunds list and in
+	 * its session's item of the sessions list. */
+	snprintf(body, sizeof(body), "{\"amount\":1.00,\"reason\":\"broken\","
+	    "\"reverse_transfers\":[{\"transfer_id\":\"%s\",\"amount\":0.10}]}", tr[1]);
+	refund_post(m.auth, s2, body, &r);
+	ck_assert_msg(r.status == 200, "%s", r.body);
+	http_free(&r);
+	data = list_page(m.auth, &r, "refunds?limit=1");
+	ck_assert_str_eq(jstr(json_object_array_get_idx(data, 0), "reason"), "broken");
+	http_free(&r);
+	data = list_page(m.auth, &r, "sessions?user_id=u2");
+	T = json_object_array_get_idx(data, 0);
+	ck_assert(json_object_object_get_ex(T, "refunds", &T));
+	ck_assert_int_eq(json_object_array_length(T), 2);
 	http_free(&r);
 	/* Reversed in part: amount_reversed follows. */
 	reversal_post(m.auth, tr[0], "{\"amount\":0.25}", &r);
