@@ -39,6 +39,7 @@ const struct config_key config_keys[] = {
 	{ "pin_lock_seconds",    CONFIG_LONG,  OFF(pin_lock_seconds), 1, 86400, "900" },
 	{ "pin_max_locks",       CONFIG_LONG,  OFF(pin_max_locks), 0, 100, "3" },
 	{ "pin_max_age",         CONFIG_LONG,  OFF(pin_max_age), 10, 3600, "300" },
+	{ "redeliveries_per_minute", CONFIG_LONG, OFF(redeliveries_per_minute), 1, 1000, "10" },
 	{ "webhook_retry_schedule", CONFIG_STR, OFF(webhook_retry_schedule), 0, 0,
 	  "5,300,1800,7200,18000,36000,36000" },
 	{ "webhook_timeout",     CONFIG_LONG,  OFF(webhook_timeout), 1, 300, "10" },

@@ -36,6 +36,7 @@ struct config {
 	long pin_lock_seconds;     /* the first lock; each next one is 4 times longer */
 	long pin_max_locks;        /* timed locks before the hard lock */
 	long pin_max_age;          /* seconds an encrypted transfer PIN stays fresh */
+	long redeliveries_per_minute; /* a merchant's POST events/{id}/redeliver (marketpayctl) */
 	char *webhook_retry_schedule; /* seconds between attempts, comma-separated */
 	long webhook_timeout;      /* seconds per delivery attempt */
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */

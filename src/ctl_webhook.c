@@ -136,11 +136,12 @@ ctl_webhook_list(struct ctl *c, int argc, char **argv)
 	int i;
 
 	if (argc == 2 && strcmp(argv[0], "--status") == 0 && (strcmp(argv[1], "pending") == 0 ||
-	    strcmp(argv[1], "delivered") == 0 || strcmp(argv[1], "dead") == 0))
+	    strcmp(argv[1], "delivered") == 0 || strcmp(argv[1], "dead") == 0 ||
+	    strcmp(argv[1], "skipped") == 0))
 		p[0] = argv[1];
 	else if (argc != 0)
 		return ctl_fail("usage: marketpayctl webhook list "
-		    "[--status pending|delivered|dead]");
+		    "[--status pending|delivered|dead|skipped]");
 	if ((r = ctl_exec(c, "webhook list",
 	    "SELECT id, merchant_id, type, status, attempts, mp_iso(created_at) FROM webhook_events"
 	    " WHERE $1::text IS NULL OR status = $1 ORDER BY created_at, id", 1, p)) == NULL)

@@ -46,7 +46,7 @@ enum err
 intent_call(struct app *app, struct req *req, int stmt, int n, const char *const *params,
     const char *notfound, PGresult **res)
 {
-	const char *state;
+	const char *state, *wait;
 	enum err e;
 
 	if ((*res = db_run(app->db, stmt, n, params, &e)) != NULL)
@@ -56,9 +56,18 @@ intent_call(struct app *app, struct req *req, int stmt, int n, const char *const
 	state = db_sqlstate(app->db);
 	if (strcmp(state, SQLSTATE_NOT_FOUND) == 0)
 		req_fail(req, 404, "%s", notfound);
-	else if (strncmp(state, "MP03", 4) == 0)
+	else if (strncmp(state, "MP03", 4) == 0 || strcmp(state, SQLSTATE_NO_ENDPOINT) == 0)
 		req_fail(req, 400, "%s", db_message(app->db));
-	else
+	else if (strcmp(state, SQLSTATE_IN_FLIGHT) == 0)
+		req_fail(req, 409, "%s", db_message(app->db));
+	else if (strcmp(state, SQLSTATE_RATE_LIMITED) == 0) {
+		/* The detail is the seconds to wait, by the database's clock. */
+		wait = db_detail(app->db);
+		if (*wait == '\0' || strlen(wait) > 5 || strspn(wait, "0123456789") != strlen(wait))
+			wait = "60";
+		req_fail(req, 429, "%s; retry after %s seconds", db_message(app->db), wait);
+		req_add_header(req, "Retry-After", wait);
+	} else
 		return ERR_INTERNAL;
 	return ERR_OK;
 }

@@ -43,7 +43,8 @@ struct intent_reply {
  * Checks req->param has the form out->id (else 404 without asking the database), runs stmt
  * with n params and answers req: 200 with {status_code, success, message, key:
  * the object}; 404 with out->notfound; 400 with the database's own message for the other
- * refusals of src/sqlstate.h (they name the field and the rule). Returns ERR_OK when it
+ * refusals of src/sqlstate.h (they name the field and the rule), 409 for an event being
+ * delivered, 429 with Retry-After for too many redeliveries. Returns ERR_OK when it
  * answered, else the error for the pipeline to answer (nothing was answered).
  */
 enum err intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,

@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "body.h"
 #include "checkout.h"
+#include "events.h"
 #include "expire.h"
 #include "health.h"
 #include "idem.h"
@@ -60,6 +61,12 @@ static const struct route routes[] = {
 	  balance_get },
 	{ "GET",  "/api/v1/payment/balance-transactions", false, "", DENY_SESSION, NULL, NULL,
 	  false, balance_transactions_list },
+	{ "GET",  "/api/v1/payment/events/", true, "", DENY_SESSION, NULL, NULL, false,
+	  event_get },
+	{ "GET",  "/api/v1/payment/events", false, "", DENY_SESSION, NULL, NULL, false,
+	  events_list },
+	{ "POST", "/api/v1/payment/events/", true, "/redeliver", DENY_SESSION, NULL, NULL, IDEM,
+	  event_redeliver },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,
 	  &transfer_body, IDEM, transfer_send },
 	{ "POST", "/api/v1/payment/transfers/", true, "/reversals", DENY_TRANSFER, JSON,

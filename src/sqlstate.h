@@ -29,5 +29,9 @@
 #define SQLSTATE_NOT_OPEN          "MP038"  /* mp_expire_session: the session is not open */
 /* Lists (sql/011_lists.sql): a 400 whose message names the parameter. */
 #define SQLSTATE_NO_CURSOR         "MP039"  /* mp_list: the cursor is not the merchant's item */
+/* Redelivery (sql/012_events_api.sql): a 400, a 429 with Retry-After, a 409. */
+#define SQLSTATE_NO_ENDPOINT       "MP040"  /* mp_redeliver_event: no webhook URL */
+#define SQLSTATE_RATE_LIMITED      "MP041"  /* mp_redeliver_event: DETAIL the seconds to wait */
+#define SQLSTATE_IN_FLIGHT         "MP042"  /* mp_redeliver_event: being delivered now */
 
 #endif

@@ -119,4 +119,10 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " currency text, source text, transaction_id text, created_at text) ORDER BY l.n" },
 	/* DB_BALANCE: $1 merchant; enum intent_col */
 	{ "balance", "SELECT mp_balance_json($1::bigint)" },
+	/* DB_EVENT_GET: $1 event id, $2 merchant; enum intent_col */
+	{ "event_get",
+	  "SELECT object FROM mp_list_events WHERE id = $1 AND owner = $2::bigint" },
+	/* DB_EVENT_REDELIVER: $1 merchant, $2 event id; raises MP030, MP040, MP041 (DETAIL: the
+	 * seconds to wait), MP042; enum intent_col */
+	{ "event_redeliver", "SELECT mp_redeliver_event($1::bigint, $2)" },
 };

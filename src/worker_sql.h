@@ -31,6 +31,8 @@ enum worker_stmt {
 	DB_LIST,
 	DB_LIST_CSV,
 	DB_BALANCE,
+	DB_EVENT_GET,
+	DB_EVENT_REDELIVER,
 	DB_STMT__MAX
 };
 
@@ -75,8 +77,8 @@ enum pay_col {
 };
 
 /*
- * DB_REFUND_CREATE, DB_REFUND_GET, DB_REVERSAL_CREATE, DB_TRANSFER_GET, DB_BALANCE: the
- * object as the API shows it
+ * DB_REFUND_CREATE, DB_REFUND_GET, DB_REVERSAL_CREATE, DB_TRANSFER_GET, DB_BALANCE,
+ * DB_EVENT_GET, DB_EVENT_REDELIVER: the object as the API shows it
  */
 enum intent_col { INTENT_OBJECT };
 

@@ -118,6 +118,7 @@ db_footprint(const char *session, const char *acct)
 	    " (SELECT count(*) || ':' || coalesce(sum(amount_reversed), 0) FROM transfers) || '/'"
 	    " || (SELECT count(*) FROM webhook_events) || '/' || (SELECT count(*) FROM refunds) ||"
 	    " '/' || (SELECT count(*) FROM transfer_reversals) || '/' ||"
+	    " (SELECT count(*) FROM webhook_redeliveries) || '/' ||"
 	    " (SELECT coalesce(md5(string_agg(id || ':' || balance || ':' || version || ':'"
 	    " || status, ',' ORDER BY id)), '-') FROM accounts) || '/' || (SELECT"
 	    " coalesce(md5(string_agg(id || ':' || status || ':' || coalesce(transaction_id, 0) ||"

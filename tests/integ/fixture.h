@@ -87,9 +87,9 @@ const char *db_valuev(const char *sql, int n, const char *const *params);
  * Everything a refused request must leave as it was, as one comparable string (static
  * buffer, shorter than FOOTPRINT_LEN): the row counts of sessions, their items, idempotency
  * records, ledger transactions, ledger entries (and their sum), transfers (and the sum
- * reversed of them), webhook events, refunds and transfer reversals; a digest of every
- * account (balance, version, status) and of every session (status, ledger transaction,
- * amount refunded); the database's environment. With session and acct (either
+ * reversed of them), webhook events, refunds, transfer reversals and event redeliveries; a
+ * digest of every account (balance, version, status) and of every session (status, ledger
+ * transaction, amount refunded); the database's environment. With session and acct (either
  * may be NULL) it starts with "status/method/" of that session and "balance/pin_failures/"
  * of that account.
  */
