@@ -65,10 +65,9 @@ ALTER TABLE mp_settings ADD COLUMN redeliveries_per_minute int NOT NULL DEFAULT 
 COMMENT ON COLUMN mp_settings.redeliveries_per_minute IS 'How many redeliveries one merchant may ask for in any 60 seconds (marketpay.conf redeliveries_per_minute)';
 
 -- An event as the API shows it, with its delivery: the latest 20 attempts (attempt_count has
--- them all). It runs as its owner: the workers may not read webhook_attempts or
--- webhook_redeliveries themselves.
+-- them all).
 CREATE FUNCTION mp_event_json(e webhook_events) RETURNS json
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
+LANGUAGE sql STABLE PARALLEL SAFE
 RETURN json_build_object(
     'id', e.id,
     'type', e.type,
@@ -199,10 +198,11 @@ BEGIN
 END
 $$;
 
--- Privileges: the workers list events through mp_list and the view, read one through
--- mp_event_json, and redeliver through the intent; the readers see the redeliveries.
+-- Privileges: the workers list events through mp_list and the view (reading an event's
+-- attempts and redeliveries, never writing them), and redeliver through the intent.
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
 GRANT SELECT ON mp_list_events TO marketpay_app, marketpay_readonly;
+GRANT SELECT ON webhook_attempts, webhook_redeliveries TO marketpay_app;
 GRANT SELECT ON webhook_redeliveries TO marketpay_readonly;
 GRANT EXECUTE ON FUNCTION mp_list(text, bigint, int, text, text, timestamptz, timestamptz,
     text, text, boolean), mp_event_json(webhook_events) TO marketpay_app, marketpay_readonly;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <json-c/json.h>
@@ -419,6 +420,50 @@ START_TEST(test_idempotent)
 }
 END_TEST
 
+/*
+ * An endpoint that refuses connections: the event is pending with its next attempt's time,
+ * the failed attempt's error and no HTTP status; once the URL is right, a redelivery (the
+ * error still shown) delivers it at once instead of at the schedule's next attempt.
+ */
+START_TEST(test_failing_endpoint)
+{
+	struct merchant m;
+	struct json_object *d, *a;
+	struct http_resp r;
+	char evt[64], whsec[128];
+	int s, port;
+
+	new_merchant(&m, "1234", "10.00", false);
+	s = loopback_listener(&port, 1);
+	close(s);      /* nothing listens there now */
+	ck_assert_ptr_nonnull(ctl("merchant webhook %s --url http://127.0.0.1:%d/hook", m.id,
+	    port));
+	snprintf(evt, sizeof(evt), "%s", canceled_event(&m, "down-1"));
+	wait_value("SELECT attempts FROM webhook_events WHERE id = $1", evt, "1", WAIT_MS);
+	api("GET", m.auth, NULL, NULL, &r, EVENTS "/%s", evt);
+	d = delivery_of(&r, "Event found.", evt);
+	ck_assert_str_eq(jstr(d, "status"), "pending");
+	ck_assert(matches(jstr(d, "next_attempt_at"), ISO_UTC));
+	ck_assert_ptr_nonnull(jstr(d, "last_error"));
+	ck_assert_ptr_null(jstr(d, "delivered_at"));
+	ck_assert(json_object_object_get_ex(d, "attempts", &a));
+	a = json_object_array_get_idx(a, 0);
+	ck_assert_ptr_null(jstr(a, "http_status"));
+	ck_assert_str_eq(jstr(a, "error"), jstr(d, "last_error"));
+	http_free(&r);
+	merchant_webhook(&m, whsec);
+	api("POST", m.auth, NULL, NULL, &r, "%s", redeliver_path(evt));
+	d = delivery_of(&r, "Event queued for redelivery.", evt);
+	ck_assert_str_eq(jstr(d, "status"), "pending");
+	ck_assert_ptr_nonnull(jstr(d, "last_error"));
+	http_free(&r);
+	json_object_put(receiver_event(evt, whsec, "session.canceled", NULL));
+	wait_status(evt, "delivered");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM webhook_attempts WHERE event_id = $1",
+	    evt), "2");
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -440,6 +485,7 @@ main(void)
 	tcase_add_test(t, test_in_flight);
 	tcase_add_test(t, test_no_endpoint);
 	tcase_add_test(t, test_skipped);
+	tcase_add_test(t, test_failing_endpoint);
 	tcase_add_test(t, test_idempotent);
 	return fixture_main(s, setup, NULL);
 }

@@ -70,6 +70,12 @@ static const char *const attacks[] = {
 	/* the environment and the PIN policy */
 	"UPDATE mp_settings SET environment = 'production'",
 	"UPDATE mp_settings SET pin_max_attempts = 100",
+	"UPDATE mp_settings SET redeliveries_per_minute = 1000",
+	/* redeliveries other than through mp_redeliver_event, which counts them */
+	"UPDATE webhook_events SET status = 'pending', attempts = 0",
+	"INSERT INTO webhook_redeliveries (event_id, merchant_id) SELECT id, merchant_id"
+	" FROM webhook_events LIMIT 1",
+	"DELETE FROM webhook_redeliveries",
 	/* refunds and reversals other than through mp_refund_session and mp_reverse_transfer */
 	"INSERT INTO refunds (id, session_id, merchant_id, ledger_transaction_id, amount, currency)"
 	" VALUES ('re_00000000000000000000000000000000', '$SES', 1, 1, 1, 'AFN')",
@@ -166,7 +172,8 @@ START_TEST(test_intents_check_themselves)
 	    " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prosecdef AND"
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
 	    NULL), "mp_cancel_session,mp_expire_session,mp_pay_test_card,mp_pay_wallet,"
-	    "mp_purge_idempotency,mp_refund_session,mp_reverse_transfer,mp_transfer_send");
+	    "mp_purge_idempotency,mp_redeliver_event,mp_refund_session,mp_reverse_transfer,"
+	    "mp_transfer_send");
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
 	ck_assert_ptr_nonnull(fail0);
