@@ -31,6 +31,8 @@
 #   - the expire endpoint and the lifecycle events: the same, in
 #     tests/api-examples-events.sh;
 #   - the lists' and balance's examples and refusals, in tests/api-examples-lists.sh;
+#   - the events API's examples and every refusal of its sections, in
+#     tests/api-examples-event-api.sh;
 #   - ERROR RESPONSES and IDEMPOTENCY: every (status, message) the page names that can be
 #     provoked over HTTP is provoked and compared, the checking order is probed, and a
 #     rejected request must leave the database as it was. The rows not provoked, and why:
@@ -1066,6 +1068,11 @@ check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
 
 # shellcheck source=tests/api-examples-events.sh
 . "$srcdir/tests/api-examples-events.sh"
+
+# --- The events API (tests/api-examples-event-api.sh) -------------------------------------
+
+# shellcheck source=tests/api-examples-event-api.sh
+. "$srcdir/tests/api-examples-event-api.sh"
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
 "$srcdir/tests/stack.sh" pg-stop "$dir"
