@@ -1,7 +1,8 @@
 // Refunds as a merchant's engineer meets them: a customer pays on the hosted page in a real
 // browser, the merchant's backend refunds part and then the rest over the API, and its
 // webhook endpoint checks every event with the official Standard Webhooks library
-// (npm's standardwebhooks), as the docs tell merchants to. Run by tests/browser.sh.
+// (npm's standardwebhooks), as the docs tell merchants to, a redelivered one too. Run by
+// tests/browser.sh.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
@@ -106,6 +107,23 @@ describe('refunds, end to end', { timeout: TEST_TIMEOUT * 3 }, () => {
 		// The library is not a rubber stamp: one changed byte and it refuses.
 		const forged = { ...ds[0], body: ds[0].body.replace('"', ' "') };
 		assert.throws(() => verified(forged), WebhookVerificationError);
+
+		// The events API lists the payment's event; redelivered, it comes again with the
+		// same webhook-id and body, a new signature the library accepts.
+		const paid = events.find((e) => e.type === 'payment.succeeded');
+		const listed = await api('GET', '/api/v1/payment/events?type=payment.succeeded',
+		    merchant.key);
+		const item = listed.data.find((e) => e.id === paid.id);
+		assert.deepEqual(item.payload, paid);
+		assert.equal(item.delivery.status, 'delivered');
+		const redelivered = await api('POST', `/api/v1/payment/events/${paid.id}/redeliver`,
+		    merchant.key);
+		assert.equal(redelivered.message, 'Event queued for redelivery.');
+		const all = await waitForDeliveries(session.session_id, 4);
+		const twice = all.filter((d) => d.id === paid.id);
+		assert.equal(twice.length, 2, `deliveries of ${paid.id}`);
+		assert.equal(twice[1].body, twice[0].body);
+		assert.deepEqual(verified(twice[1]), paid);
 		ledgerVerify();
 	});
 });
