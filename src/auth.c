@@ -30,7 +30,8 @@ auth_parse(const char *header, const char **key, size_t *keylen)
 bool
 auth_request(struct app *app, struct req *req, const char *detail)
 {
-	const char *prefix = config_key_prefix(&app->cfg), *key = NULL;
+	const char *prefix = config_key_prefix(&app->cfg), *key = NULL, *currency;
+	const struct keycache_entry *hit;
 	const char *params[2];
 	char digest[APIKEY_DIGEST_LEN + 1];
 	PGresult *r = NULL;
@@ -48,19 +49,28 @@ auth_request(struct app *app, struct req *req, const char *detail)
 		req_fail_err(req, ERR_INTERNAL);
 		goto out;
 	}
-	params[0] = digest;
-	params[1] = config_env_name(&app->cfg);
-	if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
-		req_fail_err(req, e);
-		goto out;
+	/* A key seen before costs no round trip, unless the database said keys changed. */
+	keycache_sync(&app->keys, app->db);
+	if ((hit = keycache_get(&app->keys, digest)) != NULL) {
+		req->merchant_id = hit->merchant_id;
+		currency = hit->currency;
+	} else {
+		params[0] = digest;
+		params[1] = config_env_name(&app->cfg);
+		if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
+			req_fail_err(req, e);
+			goto out;
+		}
+		if (PQntuples(r) != 1) {
+			req_deny(req, detail);
+			goto out;
+		}
+		req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
+		currency = PQgetvalue(r, 0, AUTH_KEY_CURRENCY);
+		keycache_put(&app->keys, digest, req->merchant_id, currency);
 	}
-	if (PQntuples(r) != 1) {
-		req_deny(req, detail);
-		goto out;
-	}
-	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
 	snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
-	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY))) == NULL) {
+	if ((req->merchant_currency = strdup(currency)) == NULL) {
 		req_fail_err(req, ERR_NOMEM);
 		goto out;
 	}

@@ -1,6 +1,8 @@
 /*
  * API keys against the real stack (tests/integration.sh): stored as their SHA-256 digest
- * only, and looked up by that digest alone.
+ * only, and looked up by that digest alone; kept by the workers, yet refused from the
+ * request after a revocation, a merchant disabled, or a revocation the workers were not
+ * told of (they reconnected).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,110 @@ START_TEST(test_key_lookup_by_digest)
 }
 END_TEST
 
+#define NPAR 24   /* requests at once: more than the pool has workers, several times over */
+
+/* NPAR GET balance at once as merchant key key: each status, space-separated (static). */
+static const char *
+statuses(const char *key)
+{
+	static char out[NPAR * 4 + 1];
+	char auth[200];
+	const char *h[] = { auth, NULL };
+	struct http_req reqs[NPAR];
+	struct http_resp r[NPAR];
+	size_t n = 0;
+	int i;
+
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	for (i = 0; i < NPAR; i++) {
+		reqs[i].method = "GET";
+		reqs[i].path = "/api/v1/payment/balance";
+		reqs[i].headers = h;
+		reqs[i].body = NULL;
+	}
+	ck_assert_int_eq(http_parallel_reqs(NPAR, reqs, r, NULL, NULL), 0);
+	out[0] = '\0';
+	for (i = 0; i < NPAR; i++) {
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%ld", i ? " " : "", r[i].status);
+		http_free(&r[i]);
+	}
+	return out;
+}
+
+/* What every one of NPAR requests answered, when all answered status. */
+static const char *
+all(long status)
+{
+	static char out[NPAR * 4 + 1];
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < NPAR; i++)
+		n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%ld", i ? " " : "", status);
+	return out;
+}
+
+/* A new merchant's id into id[32] and its new key into key[160]. */
+static void
+new_key(char id[32], char key[160])
+{
+	snprintf(id, 32, "%s", ctl("merchant create --name 'Cached keys'"));
+	snprintf(key, 160, "%s", ctl("key create %s", id));
+	ck_assert(strncmp(key, "mp_test_", 8) == 0);
+}
+
+/*
+ * The workers keep the keys they have seen (no round trip per request), but a revocation
+ * counts from the next request on: every worker has the key, it is revoked, and every one
+ * of the next requests is refused.
+ */
+START_TEST(test_revoked_at_once)
+{
+	char id[32], key[160];
+
+	new_key(id, key);
+	ck_assert_str_eq(statuses(key), all(200));
+	ck_assert_ptr_nonnull(ctl("key revoke %.16s", key));
+	ck_assert_str_eq(statuses(key), all(401));
+}
+END_TEST
+
+/* The same for a merchant disabled from psql, and enabled again. */
+START_TEST(test_disabled_at_once)
+{
+	char id[32], key[160];
+
+	new_key(id, key);
+	ck_assert_str_eq(statuses(key), all(200));
+	ck_assert_ptr_nonnull(db_value("UPDATE merchants SET status = 'disabled' WHERE id ="
+	    " $1::bigint RETURNING 1", id));
+	ck_assert_str_eq(statuses(key), all(401));
+	ck_assert_ptr_nonnull(db_value("UPDATE merchants SET status = 'active' WHERE id ="
+	    " $1::bigint RETURNING 1", id));
+	ck_assert_str_eq(statuses(key), all(200));
+}
+END_TEST
+
+/*
+ * A revocation made while the workers were cut off from the database (so no notification
+ * reached them) still counts: a worker that connects anew forgets every key it kept.
+ */
+START_TEST(test_revoked_while_disconnected)
+{
+	char id[32], key[160];
+
+	new_key(id, key);
+	ck_assert_str_eq(statuses(key), all(200));
+	ck_assert_ptr_nonnull(db_value("SELECT count(pg_terminate_backend(pid)) FROM"
+	    " pg_stat_activity WHERE usename = 'mp_worker'", NULL));
+	ck_assert_ptr_nonnull(db_value("UPDATE api_keys SET revoked_at = now() WHERE digest ="
+	    " sha256(convert_to($1, 'UTF8')) RETURNING 1", key));
+	/* A worker may answer 503 while it reconnects; none may answer 200. */
+	ck_assert_ptr_null(strstr(statuses(key), "200"));
+	ck_assert_str_eq(statuses(key), all(401));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -70,5 +176,8 @@ main(void)
 
 	tcase_add_test(t, test_key_stored_as_digest);
 	tcase_add_test(t, test_key_lookup_by_digest);
+	tcase_add_test(t, test_revoked_at_once);
+	tcase_add_test(t, test_disabled_at_once);
+	tcase_add_test(t, test_revoked_while_disconnected);
 	return fixture_main(s, NULL, NULL);
 }
