@@ -5,6 +5,7 @@
 #include "body.h"
 #include "json.h"
 #include "money.h"
+#include "pgarray.h"
 #include "session.h"
 #include "valid.h"
 
@@ -162,30 +163,56 @@ created_body(const struct app *app, const char *id, const char *expires)
 	return o;
 }
 
+/* The items as mp_create_session takes them: three array literals, in request order. */
+static int
+item_arrays(const struct session_in *in, struct pgarray a[3], const char *p[3])
+{
+	size_t i, n = json_object_array_length(in->db_items);
+	struct json_object *it, *v;
+
+	for (i = 0; i < 3; i++)
+		pgarray_init(&a[i]);
+	for (i = 0; i < n; i++) {
+		it = json_object_array_get_idx(in->db_items, i);
+		pgarray_add(&a[0], json_object_object_get_ex(it, "id", &v) ?
+		    json_object_get_string(v) : "");
+		pgarray_add(&a[1], json_object_object_get_ex(it, "name", &v) ?
+		    json_object_get_string(v) : "");
+		pgarray_add_int(&a[2], json_object_object_get_ex(it, "price", &v) ?
+		    (long long)json_object_get_int64(v) : 0);
+	}
+	for (i = 0; i < 3; i++)
+		if ((p[i] = pgarray_end(&a[i])) == NULL)
+			return -1;
+	return 0;
+}
+
 enum err
 session_create(struct app *app, struct req *req, void *arg)
 {
 	const struct session_in *in = arg;
 	struct json_object *body = NULL;
-	char amount[24], lifetime[24];
-	const char *p[9];
-	PGresult *r;
-	enum err e;
+	struct pgarray a[3];
+	char lifetime[24];
+	const char *p[10];
+	PGresult *r = NULL;
+	enum err e = ERR_OK;
+	int i;
 
-	snprintf(amount, sizeof(amount), "%lld", (long long)in->amount);
 	snprintf(lifetime, sizeof(lifetime), "%ld", app->cfg.session_lifetime);
 	p[0] = req->merchant;
-	p[1] = amount;
-	p[2] = req->merchant_currency;
-	p[3] = in->user_id;
-	p[4] = in->email;
-	p[5] = in->success_url;
-	p[6] = in->failure_url;
-	p[7] = lifetime;
-	p[8] = json_text(in->db_items);
-	if ((r = db_run(app->db, DB_SESSION_CREATE, 9, p, &e)) == NULL)
-		return e;
-	if (PQntuples(r) != 1)
+	p[1] = req->merchant_currency;
+	p[2] = in->user_id;
+	p[3] = in->email;
+	p[4] = in->success_url;
+	p[5] = in->failure_url;
+	p[6] = lifetime;
+	/* The amount is the database's sum of the prices: it cannot differ from the items. */
+	if (item_arrays(in, a, p + 7) != 0)
+		e = ERR_NOMEM;
+	else if ((r = db_run(app->db, DB_SESSION_CREATE, 10, p, &e)) == NULL)
+		;
+	else if (PQntuples(r) != 1)
 		e = ERR_DB;
 	else if ((body = created_body(app, PQgetvalue(r, 0, SESSION_CREATE_ID),
 	    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES))) == NULL ||
@@ -193,6 +220,8 @@ session_create(struct app *app, struct req *req, void *arg)
 		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);
+	for (i = 0; i < 3; i++)
+		pgarray_free(&a[i]);
 	return e;
 }
 

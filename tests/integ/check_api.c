@@ -73,6 +73,31 @@ START_TEST(test_create_unicode_limits)
 }
 END_TEST
 
+/*
+ * Item ids and names travel to the database as array literals: every character that means
+ * something there (quotes, backslashes, braces, commas, spaces, NULL as a word) is stored as
+ * sent, in order, and the amount is the sum of the prices.
+ */
+START_TEST(test_create_array_metacharacters)
+{
+	struct http_resp r;
+
+	ck_assert_int_eq(create(fx.auth_a, "{\"items\":[{\"id\":\"a\\\"b\",\"name\":\"{x,y}\","
+	    "\"price\":1.25},{\"id\":\"NULL\",\"name\":\" back\\\\slash \",\"price\":2},"
+	    "{\"id\":\"\\\\\\\"\",\"name\":\"\\u00e9 \\\"q\\\" ,}\",\"price\":0.05}]}", -1, NULL,
+	    &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert_str_eq(db_value("SELECT string_agg(position || '[' || item_id || '|' || name ||"
+	    " '|' || price || ']', '' ORDER BY position) || ' ' || (SELECT amount FROM"
+	    " payment_sessions WHERE id = $1::uuid) FROM session_items WHERE session_id ="
+	    " $1::uuid", http_json_str(&r, "session_id")),
+	    "0[a\"b|{x,y}|125]1[NULL| back\\slash |200]2[\\\"|\xc3\xa9 \"q\" ,}|5] 330");
+	ck_assert_str_eq(db_value("SELECT (SELECT item_id FROM session_items WHERE session_id ="
+	    " $1::uuid AND position = 1) IS NOT NULL", http_json_str(&r, "session_id")), "t");
+	http_free(&r);
+}
+END_TEST
+
 struct bad {
 	const char *body;
 	const char *needle;
@@ -470,6 +495,7 @@ main(void)
 	tcase_add_test(t, test_json_headers);
 	tcase_add_test(t, test_create_ok);
 	tcase_add_test(t, test_create_unicode_limits);
+	tcase_add_test(t, test_create_array_metacharacters);
 	tcase_add_loop_test(t, test_create_invalid, 0, sizeof(bad_bodies) / sizeof(bad_bodies[0]));
 	tcase_add_test(t, test_transport_errors);
 	tcase_add_loop_test(t, test_auth_denied, 0, NBAD_AUTH);
