@@ -202,6 +202,19 @@ list_refused(const char *auth, const char *path, long status, const char *needle
 	http_free(&r);
 }
 
+void
+list_deposits(const char *acct, int n)
+{
+	char count[16];
+	const char *p[2] = { acct, count }, *made;
+
+	snprintf(count, sizeof(count), "%d", n);
+	made = db_valuev("SELECT count(mp_post('deposit', a.merchant_id, 'deposit', a.currency,"
+	    " ARRAY[mp_funding_account(a.currency), a.id], ARRAY[-1, 1]::bigint[]))"
+	    " FROM accounts a, generate_series(1, $2::int) WHERE a.account_number = $1", 2, p);
+	need(made != NULL && strcmp(made, count) == 0, "posting deposits");
+}
+
 long long
 list_cents(const char *money)
 {

@@ -52,6 +52,13 @@ const char *list_walk_racing(const char *auth, const char *collection, const cha
  * needle, leaving the database exactly as it was (db_footprint). */
 void list_refused(const char *auth, const char *path, long status, const char *needle);
 
+/*
+ * n deposits of 0.01 into account acct, posted in one statement (mp_post, as marketpayctl
+ * account deposit posts them): a long list of balance transactions made fast. Exits, as
+ * need(), when they were not.
+ */
+void list_deposits(const char *acct, int n);
+
 /* Minor units of a money string such as "-12.50". */
 long long list_cents(const char *money);
 
