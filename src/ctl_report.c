@@ -2,11 +2,15 @@
  * marketpayctl report: the balance transactions of one merchant and day as CSV (the columns
  * of GET balance-transactions), and the daily settlement summary of every merchant.
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "csv.h"
 #include "ctl.h"
+
+#define REPORT_BATCH "1000"   /* rows fetched at a time */
 
 /* The columns of GET balance-transactions, oldest first: a day read as a statement. */
 static const char btx_sql[] =
@@ -32,21 +36,52 @@ out_stdout(void *arg, const char *s, size_t n)
 	return fwrite(s, 1, n, stdout) == n ? 0 : -1;
 }
 
-/* r as CSV on stdout: its column names, then its rows. 0, or 1 when stdout failed. */
+/*
+ * What sql (n parameters p) returns, as CSV on stdout: its column names, then its rows,
+ * fetched REPORT_BATCH at a time through a cursor and written as they come, so that a day
+ * of any size is never held in memory whole. The cursor reads one snapshot, as the one
+ * statement did. 0, or 1 after saying what failed.
+ */
 static int
-print_csv(PGresult *r)
+print_csv(struct ctl *c, const char *sql, int n, const char *const *p)
 {
-	int i, j, nf = PQnfields(r), rc = 0;
+	char declare[2048];
+	PGresult *r;
+	int i, j, nf, rows, rc = 0;
+	bool header = true;
 
-	for (j = 0; j < nf && rc == 0; j++)
-		rc = csv_field(out_stdout, NULL, PQfname(r, j), strlen(PQfname(r, j)), j == nf - 1);
-	for (i = 0; i < PQntuples(r) && rc == 0; i++)
-		for (j = 0; j < nf && rc == 0; j++)
-			rc = csv_field(out_stdout, NULL, PQgetvalue(r, i, j),
-			    (size_t)PQgetlength(r, i, j), j == nf - 1);
+	if ((size_t)snprintf(declare, sizeof(declare), "DECLARE report NO SCROLL CURSOR FOR %s",
+	    sql) >= sizeof(declare))
+		return ctl_fail("report: the statement is too long");
+	if (db_begin(c->db) != ERR_OK)
+		return ctl_fail_db(c, "report");
+	if ((r = ctl_exec(c, "report", declare, n, p)) == NULL)
+		goto fail;
+	PQclear(r);
+	do {
+		if ((r = ctl_exec(c, "report", "FETCH " REPORT_BATCH " FROM report", 0, NULL)) ==
+		    NULL)
+			goto fail;
+		/* The first batch names the columns, also when it holds no row. */
+		nf = PQnfields(r);
+		for (j = 0; header && j < nf && rc == 0; j++)
+			rc = csv_field(out_stdout, NULL, PQfname(r, j), strlen(PQfname(r, j)),
+			    j == nf - 1);
+		header = false;
+		rows = PQntuples(r);
+		for (i = 0; i < rows && rc == 0; i++)
+			for (j = 0; j < nf && rc == 0; j++)
+				rc = csv_field(out_stdout, NULL, PQgetvalue(r, i, j),
+				    (size_t)PQgetlength(r, i, j), j == nf - 1);
+		PQclear(r);
+	} while (rc == 0 && rows == atoi(REPORT_BATCH));
+	db_rollback(c->db);   /* it only read */
 	if (rc != 0 || fflush(stdout) != 0)
 		return ctl_fail("writing the report failed");
 	return 0;
+fail:
+	db_rollback(c->db);
+	return 1;
 }
 
 /* A day as YYYY-MM-DD (the database judges whether it is a real date). */
@@ -99,26 +134,16 @@ ctl_report_balance_transactions(struct ctl *c, int argc, char **argv)
 	PQclear(r);
 	if (rc != 1)
 		return ctl_fail("no merchant %s", merchant);
-	if ((r = ctl_exec(c, "report", btx_sql, 2, p)) == NULL)
-		return 1;
-	rc = print_csv(r);
-	PQclear(r);
-	return rc;
+	return print_csv(c, btx_sql, 2, p);
 }
 
 int
 ctl_report_settlements(struct ctl *c, int argc, char **argv)
 {
 	const char *day, *p[1];
-	PGresult *r;
-	int rc;
 
 	if (options(argc, argv, NULL, &day, "report settlements --day YYYY-MM-DD") != 0)
 		return 1;
 	p[0] = day;
-	if ((r = ctl_exec(c, "report", settlements_sql, 1, p)) == NULL)
-		return 1;
-	rc = print_csv(r);
-	PQclear(r);
-	return rc;
+	return print_csv(c, settlements_sql, 1, p);
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fcgiapp.h>
 
@@ -226,6 +228,25 @@ fcgi_finish(struct fcgi *f, const struct req *req)
 		put_head(f, req);
 		if (req->resp != NULL)
 			FCGX_PutStr(req->resp, (int)req->resp_len, f->r.out);
+	}
+	if (req->streamed && req->cut) {
+		/* A header of FastCGI version 0: a record no server takes. */
+		static const char bad[8] = { 0 };
+
+		/*
+		 * Cut, not ended. With fastcgi_keep_conn off nginx takes the connection's end for
+		 * the response's end, so closing it would still end the client's body properly:
+		 * what it cannot read makes it give up instead ("upstream sent unsupported
+		 * FastCGI protocol version: 0") and close the client's connection without the
+		 * chunked body's last chunk. What was written goes first. The shut socket then
+		 * fails FCGX_Finish_r's END_REQUEST (EPIPE; SIGPIPE is ignored), so it closes the
+		 * connection, and the next accept takes a new one.
+		 */
+		if (FCGX_FFlush(f->r.out) != 0 || write(f->r.ipcFd, bad, sizeof(bad)) !=
+		    (ssize_t)sizeof(bad)) {
+			/* nginx is gone already, and the client's connection with it. */
+		}
+		shutdown(f->r.ipcFd, SHUT_RDWR);
 	}
 	FCGX_Finish_r(&f->r);
 	f->accepted = 0;

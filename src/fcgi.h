@@ -27,7 +27,9 @@ struct req *fcgi_read(struct fcgi *f, long max_body);
 /*
  * Writes req's response (status, headers, body) and ends the request. Adds Cache-Control:
  * no-store and X-Content-Type-Options: nosniff unless req has its own. A streamed response
- * (req_stream_begin: req's sink is this request's output) is written already: it only ends.
+ * (req_stream_begin: req's sink is this request's output) is written already: it only ends,
+ * or with req->cut (req_stream_cut) the connection is cut instead, so that nginx does not
+ * end the client's body either.
  */
 void fcgi_finish(struct fcgi *f, const struct req *req);
 

@@ -78,8 +78,9 @@ bool list_wants_csv(const struct req *req);
  * The rows of the list as CSV, streamed: a header of cols (ncols names, stmt's columns, the
  * first the item's id), then every item of the range newest first (with limit: the newest
  * that many), fetched in batches by keyset and written as they come, so that no size of
- * result is held in memory. 400 as list_run before the first byte; a failure after it ends
- * the body early (and is logged). ERR_OK when it answered.
+ * result is held in memory. 400 as list_run before the first byte; a failure after it is
+ * logged and cuts the connection after the rows written (req_stream_cut), so the client
+ * never takes a short CSV for the whole list. ERR_OK when it answered.
  */
 enum err list_csv(struct app *app, struct req *req, const struct list_spec *spec, int stmt,
     const char *const *cols, int ncols);

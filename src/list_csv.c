@@ -131,9 +131,12 @@ list_csv(struct app *app, struct req *req, const struct list_spec *spec, int stm
 		begin(&o);
 	if (!req->streamed)
 		return ERR_INTERNAL;
-	if (e != ERR_OK || o.gone)
+	flush(&o);
+	/* Cut short: the client must not take what it got for the whole list. */
+	if (e != ERR_OK || o.gone) {
 		log_msg(LOG_LVL_ERROR, req->request_id, "the CSV of %s ended early: %s",
 		    spec->collection, o.gone ? "the client is gone" : err_message(e));
-	flush(&o);
+		req_stream_cut(req);
+	}
 	return ERR_OK;
 }

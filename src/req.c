@@ -149,6 +149,13 @@ req_stream_write(struct req *req, const char *buf, size_t len)
 	return req->streamed ? req->sink.write(req->sink.ctx, buf, len) : -1;
 }
 
+void
+req_stream_cut(struct req *req)
+{
+	if (req->streamed)
+		req->cut = true;
+}
+
 int
 req_add_header(struct req *req, const char *name, const char *value)
 {

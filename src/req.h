@@ -74,6 +74,7 @@ struct req {
 	size_t nheaders;
 	struct req_sink sink;
 	bool streamed;         /* the head is written: the body went to sink as it came */
+	bool cut;              /* the streamed body failed: cut the connection, do not end it */
 };
 
 /* Releases everything req owns, and req itself (NULL is fine). */
@@ -100,12 +101,19 @@ void req_deny(struct req *req, const char *detail);
  * Starts a streamed response: writes status, content_type and the headers added so far to
  * req's sink at once; the body follows with req_stream_write, and nothing is buffered here.
  * Returns 0, or -1 (no sink, ENOMEM, the client gone). After a failure past this point the
- * status cannot change: the body just ends.
+ * status cannot change: the body is cut (req_stream_cut).
  */
 int req_stream_begin(struct req *req, int status, const char *content_type);
 
 /* The next len bytes of a streamed body. 0, or -1 when the client is gone. */
 int req_stream_write(struct req *req, const char *buf, size_t len);
+
+/*
+ * A streamed body that cannot be finished: instead of ending it, the request's connection
+ * is cut after what was written, so that the client sees the transfer fail (over HTTP/1.1,
+ * a chunked body without its last chunk) rather than a shorter body that looks whole.
+ */
+void req_stream_cut(struct req *req);
 
 /* Adds a response header (copied); returns 0 or -1 when full or on ENOMEM. */
 int req_add_header(struct req *req, const char *name, const char *value);

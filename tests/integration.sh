@@ -52,8 +52,8 @@ export MP_HTTP_RECORD="$dir/exchanges.jsonl"
 # the receiver and webhookd, not the pool; check_webhook's last case restarts PostgreSQL.
 for suite in check_checkout check_ledger check_e2e check_transfer check_transfer_race \
 	check_refund check_reversal check_refund_race check_refund_db check_roles check_intents \
-	check_injection check_redirect check_tenancy check_keys check_lists check_balance check_api \
-	check_events check_expire check_event_api \
+	check_injection check_redirect check_tenancy check_keys check_lists check_lists_paging \
+	check_balance check_csv_cut check_api check_events check_expire check_event_api \
 	check_outage \
 	check_webhook_ctl check_webhook check_webhook_slow; do
 	st=0

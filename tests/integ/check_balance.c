@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <json-c/json.h>
@@ -257,6 +258,84 @@ START_TEST(test_csv)
 }
 END_TEST
 
+/* The lines of a CSV after its header in the other order (the header first; malloc'd). */
+static char *
+reversed(const char *csv)
+{
+	const char *rows = csv + strlen(CSV_HEADER), *end = csv + strlen(csv), *line;
+	char *out = malloc(strlen(csv) + 1), *o = out;
+
+	ck_assert_ptr_nonnull(out);
+	memcpy(o, csv, strlen(CSV_HEADER));
+	o += strlen(CSV_HEADER);
+	while (end > rows) {
+		for (line = end - 2; line > rows && line[-1] != '\n'; line--)
+			;
+		memcpy(o, line, (size_t)(end - line));
+		o += end - line;
+		end = line;
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * The report of a day longer than the report's batches: written as it is read (its reader
+ * not reading, it waits with the day still being read: its transaction open, not the whole
+ * day fetched and held), and whole: the API's CSV of that day, oldest first.
+ */
+START_TEST(test_report_streamed)
+{
+	struct merchant m;
+	struct http_resp r;
+	char app[32], cmd[512], query[128], buf[65536], *want, *got = NULL;
+	const char *day, *state = NULL;
+	size_t len = 0, n;
+	FILE *f;
+	int tries;
+
+	new_merchant(&m, "1234", "1.00", false);
+	list_deposits(m.acct, 2500);
+	/* The day of most of them (at midnight UTC they fall on two). */
+	ck_assert_ptr_nonnull(day = db_value("SELECT to_char(d, 'YYYY-MM-DD') || 'T00:00:00Z&"
+	    "created_lt=' || to_char(d + 1, 'YYYY-MM-DD') FROM (SELECT (e.created_at AT TIME ZONE"
+	    " 'UTC')::date AS d FROM ledger_entries e JOIN accounts a ON a.id = e.account_id"
+	    " WHERE a.account_number = $1 GROUP BY 1 ORDER BY count(*) DESC LIMIT 1) x", m.acct));
+	snprintf(query, sizeof(query), "?created_gte=%sT00:00:00Z", day);
+	csv_get(m.auth, query, &r);
+	want = reversed(r.body);
+	http_free(&r);
+	snprintf(app, sizeof(app), "report-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd), "PGAPPNAME=%s " CTL "report balance-transactions --merchant %s"
+	    " --day %.10s", app, m.id, day);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	/* Unread, the pipe fills: the report waits, the day not read to its end. */
+	for (tries = 0; tries < 100; tries++) {
+		state = db_value("SELECT state || CASE WHEN query LIKE '%mp_list(%' THEN ', the day"
+		    " read' ELSE '' END FROM pg_stat_activity WHERE application_name = $1", app);
+		if (state != NULL && (strcmp(state, "idle in transaction") == 0 ||
+		    strcmp(state, "idle, the day read") == 0))
+			break;
+		usleep(50000);
+	}
+	ck_assert_msg(state != NULL && strcmp(state, "idle in transaction") == 0,
+	    "the report, its reader not reading: %s", state ? state : "not seen");
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		ck_assert_ptr_nonnull(got = realloc(got, len + n + 1));
+		memcpy(got + len, buf, n);
+		len += n;
+	}
+	ck_assert_int_eq(pclose(f), 0);
+	ck_assert_ptr_nonnull(got);
+	got[len] = '\0';
+	ck_assert_uint_gt(strlen(want), 1000 * 60);
+	ck_assert_msg(strcmp(got, want) == 0, "the report (%zu bytes) is not the API's CSV of the"
+	    " day oldest first (%zu bytes)", strlen(got), strlen(want));
+	free(got);
+	free(want);
+}
+END_TEST
+
 /* The daily summary: the merchant's row sums to its day's entries. */
 START_TEST(test_settlements_report)
 {
@@ -334,5 +413,6 @@ main(void)
 	tcase_add_test(t, test_csv);
 	tcase_add_test(t, test_settlements_report);
 	tcase_add_test(t, test_isolation);
+	tcase_add_test(t, test_report_streamed);
 	return fixture_main(s, setup, service_key_free);
 }

@@ -39,6 +39,7 @@ struct xfer {
 	const char *method, *path, *req_body;
 	const char *const *req_headers;
 	long req_len;
+	CURLcode result;
 };
 
 /* A string member of o, n bytes (they may hold NUL or bytes that are not UTF-8). */
@@ -168,6 +169,7 @@ xfer_done(struct xfer *x, struct http_resp *out)
 	out->len = x->body.n;
 	out->headers = x->head.p ? x->head.p : strdup("");
 	out->json = json_tokener_parse(out->body);
+	out->result = (int)x->result;
 	record(x, out->status);
 	curl_slist_free_all(x->hdrs);
 	curl_easy_cleanup(x->c);
@@ -182,7 +184,7 @@ http_do(const char *method, const char *path, const char *const *headers, const 
 
 	if (xfer_setup(&x, method, path, headers, body, len) != 0)
 		return -1;
-	rc = curl_easy_perform(x.c);
+	rc = x.result = curl_easy_perform(x.c);
 	xfer_done(&x, out);
 	return rc == CURLE_OK ? 0 : -1;
 }
@@ -225,7 +227,8 @@ http_parallel_reqs(int n, const struct http_req *reqs, struct http_resp *out,
 {
 	struct xfer *x = calloc((size_t)n, sizeof(*x));
 	CURLM *m = curl_multi_init();
-	int i, running = 0, rc = 0;
+	CURLMsg *msg;
+	int i, running = 0, rc = 0, left;
 
 	if (x == NULL || m == NULL)
 		return -1;
@@ -243,6 +246,10 @@ http_parallel_reqs(int n, const struct http_req *reqs, struct http_resp *out,
 		if (during != NULL)
 			during(arg);
 	} while (running);
+	while ((msg = curl_multi_info_read(m, &left)) != NULL)
+		for (i = 0; i < n; i++)
+			if (msg->msg == CURLMSG_DONE && msg->easy_handle == x[i].c)
+				x[i].result = msg->data.result;
 	for (i = 0; i < n; i++) {
 		curl_multi_remove_handle(m, x[i].c);
 		xfer_done(&x[i], &out[i]);

@@ -12,6 +12,8 @@ struct http_resp {
 	size_t len;
 	char *headers;              /* raw response header block */
 	struct json_object *json;   /* body parsed, or NULL when it is not JSON */
+	int result;                 /* libcurl's CURLcode: 0, or why the transfer failed
+	                               (18, CURLE_PARTIAL_FILE: the body was cut short) */
 };
 
 /*

@@ -38,9 +38,26 @@ const char *list_ids(struct json_object *data, const char *key);
 const char *list_walk(const char *auth, const char *collection, const char *key, int limit,
     const char *before, void (*between)(void *), void *arg);
 
+/*
+ * list_walk with the arrivals at the same time as the pages: each page's request is sent at
+ * once (http_parallel_reqs) with the requests race(arg, reqs) puts in reqs (at most
+ * LIST_RACE_MAX; it returns how many, their strings lasting until its next call), each of
+ * which must answer 200.
+ */
+#define LIST_RACE_MAX 4
+const char *list_walk_racing(const char *auth, const char *collection, const char *key,
+    int limit, const char *before, int (*race)(void *, struct http_req *), void *arg);
+
 /* GETs LISTS + path as auth, which must be refused with status and a message holding
  * needle, leaving the database exactly as it was (db_footprint). */
 void list_refused(const char *auth, const char *path, long status, const char *needle);
+
+/*
+ * n deposits of 0.01 into account acct, posted in one statement (mp_post, as marketpayctl
+ * account deposit posts them): a long list of balance transactions made fast. Exits, as
+ * need(), when they were not.
+ */
+void list_deposits(const char *acct, int n);
 
 /* Minor units of a money string such as "-12.50". */
 long long list_cents(const char *money);

@@ -1,0 +1,206 @@
+/*
+ * Paging while items arrive (marketpay-api(7), LISTS), for GET refunds, transfers and
+ * balance-transactions (check_lists has the sessions): each walked page by page with
+ * starting_after and with ending_before while new items of that collection are created,
+ * between the page requests and at the same time as them. Every walk must show each item of
+ * its range once, in the database's own order: an OFFSET, or a cursor compared wrongly,
+ * would show an item twice or leave one out as soon as one arrives.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "fixture.h"
+#include "lists.h"
+#include "refunds.h"
+#include "transfers.h"
+
+#define LIMIT 3      /* a page; more than a round of arrivals adds, so a walk ends */
+#define START 4      /* rounds of arrivals before a walk, so that it has pages */
+
+/*
+ * A collection: its list, and its rows as the database has them (the API's id, the owner
+ * as $1, created_at, and k, the id in its own type, by which ties are ordered).
+ */
+static const struct coll {
+	const char *list;
+	const char *rows;
+	bool refunds, transfers;   /* what a round of arrivals makes */
+} colls[] = {
+	{ "refunds", "SELECT id AS api_id, merchant_id::text AS owner, created_at, id AS k"
+	  " FROM refunds", true, false },
+	/* Two vendors a request: the request's transfers share created_at, ordered by id. */
+	{ "transfers", "SELECT id AS api_id, merchant_id::text AS owner, created_at, id AS k"
+	  " FROM transfers", false, true },
+	{ "balance-transactions", "SELECT 'btx_' || e.id AS api_id, a.merchant_id::text AS owner,"
+	  " e.created_at, e.id AS k FROM ledger_entries e JOIN accounts a ON a.id = e.account_id"
+	  " WHERE a.kind = 'merchant'", true, true },
+};
+
+/* The case's merchant, the session its refunds take a cent of each, two vendors. */
+static struct merchant shop;
+static char sid[37], vendor[2][16];
+
+/* A round of arrivals of collection arg: a refund, a transfer to both vendors, or both. */
+static int
+arrivals(void *arg, struct http_req *reqs)
+{
+	static const char *const amounts[] = { "0.01", "0.02" };
+	static const char *h[] = { JSON_CT, shop.auth, NULL };
+	static char path[128], body[2048];
+	const struct coll *c = arg;
+	int n = 0;
+
+	if (c->refunds) {
+		snprintf(path, sizeof(path), "%s", refunds_path(sid));
+		reqs[n++] = (struct http_req){ "POST", path, h, "{\"amount\":0.01}" };
+	}
+	if (c->transfers) {
+		snprintf(body, sizeof(body), "%s", transfer_body(pin_ok(), 2, vendor, amounts));
+		reqs[n++] = (struct http_req){ "POST", SEND, h, body };
+	}
+	return n;
+}
+
+/* A round of arrivals between two pages, each answered before the next page is asked. */
+static void
+arrive(void *arg)
+{
+	struct http_req reqs[2];
+	struct http_resp r;
+	int i, n = arrivals(arg, reqs);
+
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(http_do(reqs[i].method, reqs[i].path, reqs[i].headers,
+		    reqs[i].body, -1, &r), 0);
+		ck_assert_msg(r.status == 200, "%s: %ld %s", reqs[i].path, r.status, r.body);
+		http_free(&r);
+	}
+}
+
+/*
+ * The database's ids of shop's items of c, newest first (by created_at, then id), from upto
+ * (itself included; NULL: the newest) down to after (itself left out; NULL: the oldest).
+ */
+static const char *
+db_ids(const struct coll *c, const char *upto, const char *after)
+{
+	const char *p[3] = { shop.id, upto, after };
+	char sql[2048];
+
+	snprintf(sql, sizeof(sql), "SELECT coalesce(string_agg(api_id, ' ' ORDER BY created_at"
+	    " DESC, k DESC), '') FROM (%1$s) x WHERE owner = $1 AND ($2::text IS NULL OR"
+	    " (created_at, k) <= (SELECT created_at, k FROM (%1$s) y WHERE api_id = $2)) AND"
+	    " ($3::text IS NULL OR (created_at, k) > (SELECT created_at, k FROM (%1$s) z"
+	    " WHERE api_id = $3))", c->rows);
+	return db_valuev(sql, 3, p);
+}
+
+/* The number of ids in a space-separated list. */
+static int
+count(const char *ids)
+{
+	int n = ids[0] != '\0';
+
+	for (; *ids != '\0'; ids++)
+		n += *ids == ' ';
+	return n;
+}
+
+/* A walk's ids are want's (the database's): else where they part, briefly. */
+static void
+assert_ids(const char *what, const char *got, const char *want)
+{
+	size_t i = 0, at = 0;
+
+	ck_assert_ptr_nonnull(want);
+	for (; got[i] != '\0' && got[i] == want[i]; i++)
+		if (got[i] == ' ')
+			at = i + 1;
+	ck_assert_msg(got[i] == want[i], "%s: item %d of %d (the database has %d) is %.*s, "
+	    "not %.*s", what, count(got) - count(got + at) + 1, count(got), count(want),
+	    (int)strcspn(got + at, " "), got + at, (int)strcspn(want + at, " "), want + at);
+}
+
+/* The first id of a space-separated list, into id[64]. */
+static char *
+first_of(const char *ids, char id[64])
+{
+	snprintf(id, 64, "%.*s", (int)strcspn(ids, " "), ids);
+	return id;
+}
+
+/*
+ * Walks c forward from its newest item and backward from its oldest while items of it
+ * arrive (racing: with each page's request; else between the pages). Each walk must be the
+ * database's range, every item once in order: the forward one down from its first item,
+ * the backward one up to its last (the newest: every arrival but those racing the last
+ * page).
+ */
+static void
+walk_both(const struct coll *c, bool racing)
+{
+	char first[64], oldest[64], secret[128], *fwd;
+	const char *back, *paid;
+	int i, had;
+
+	/* A merchant of its own: the walks go through all its items. */
+	new_merchant(&shop, "1234", "100.00", true);
+	/* Its events go to the stack's receiver: undeliverable ones would keep the outbox busy
+	 * with retries for the suites after this one. */
+	merchant_webhook(&shop, secret);
+	new_account(vendor[0], "--kind vendor");
+	new_account(vendor[1], "--kind vendor");
+	new_session(shop.auth, "{\"items\":[{\"id\":\"a\",\"name\":\"Crate\",\"price\":50}]}",
+	    sid);
+	paid = db_value("SELECT outcome FROM mp_pay_test_card($1::uuid, 'visa', '4242', NULL)",
+	    sid);
+	ck_assert_str_eq(paid, "paid");
+	for (i = 0; i < START; i++)
+		arrive((void *)c);
+	fwd = strdup(racing ? list_walk_racing(shop.auth, c->list, "id", LIMIT, NULL, arrivals,
+	    (void *)c) : list_walk(shop.auth, c->list, "id", LIMIT, NULL, arrive, (void *)c));
+	ck_assert_int_ge(count(fwd), START);
+	first_of(fwd, first);
+	assert_ids("starting_after", fwd, db_ids(c, first, NULL));
+	/* Items did arrive while it walked (newer than where it began). */
+	ck_assert_int_gt(count(db_ids(c, NULL, first)), 0);
+	snprintf(oldest, sizeof(oldest), "%s", strrchr(fwd, ' ') + 1);
+	free(fwd);
+
+	had = count(db_ids(c, NULL, oldest));
+	back = racing ? list_walk_racing(shop.auth, c->list, "id", LIMIT, oldest, arrivals,
+	    (void *)c) : list_walk(shop.auth, c->list, "id", LIMIT, oldest, arrive, (void *)c);
+	assert_ids("ending_before", back, db_ids(c, racing ? first_of(back, first) : NULL,
+	    oldest));
+	/* It showed what arrived while it walked. */
+	ck_assert_int_gt(count(back), had);
+}
+
+/* Items created between the page requests. */
+START_TEST(test_paging_while_created)
+{
+	walk_both(&colls[_i], false);
+}
+END_TEST
+
+/* Items created at the same time as the page requests (curl multi). */
+START_TEST(test_paging_concurrent)
+{
+	walk_both(&colls[_i], true);
+}
+END_TEST
+
+int
+main(void)
+{
+	TCase *t;
+	Suite *s = suite_one("lists_paging", "paging", 120, &t);
+
+	tcase_add_loop_test(t, test_paging_while_created, 0, NELEM(colls));
+	tcase_add_loop_test(t, test_paging_concurrent, 0, NELEM(colls));
+	return fixture_main(s, service_key_setup, service_key_free);
+}
