@@ -1,6 +1,6 @@
 /*
- * Paging while items arrive (marketpay-api(7), LISTS), for GET refunds, transfers and
- * balance-transactions (check_lists has the sessions): each walked page by page with
+ * Paging while items arrive (marketpay-api(7), LISTS), for GET refunds, transfers,
+ * balance-transactions and events (check_lists has the sessions): each walked page by page with
  * starting_after and with ending_before while new items of that collection are created,
  * between the page requests and at the same time as them. Every walk must show each item of
  * its range once, in the database's own order: an OFFSET, or a cursor compared wrongly,
@@ -38,6 +38,9 @@ static const struct coll {
 	{ "balance-transactions", "SELECT 'btx_' || e.id AS api_id, a.merchant_id::text AS owner,"
 	  " e.created_at, e.id AS k FROM ledger_entries e JOIN accounts a ON a.id = e.account_id"
 	  " WHERE a.kind = 'merchant'", true, true },
+	/* A refund's refund.succeeded, a request's transfer.succeeded. */
+	{ "events", "SELECT id AS api_id, merchant_id::text AS owner, created_at, id AS k"
+	  " FROM webhook_events", true, true },
 };
 
 /* The case's merchant, the session its refunds take a cent of each, two vendors. */
