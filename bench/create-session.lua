@@ -1,8 +1,8 @@
 -- wrk script for bench/create-session: every request is one create-session POST.
 -- The API key comes from the environment (MARKETPAY_BENCH_KEY), set by bench/create-session.
 -- Without an Idempotency-Key header the worker runs one prepared statement per request
--- (session_create; the key's lookup only on its first request, src/keycache.c), the one
--- that bench/pgbench-create-session.sql runs.
+-- (session_create, which looks the key up itself), the one that
+-- bench/pgbench-create-session.sql runs.
 
 local key = os.getenv("MARKETPAY_BENCH_KEY")
 if key == nil or key == "" then

@@ -6,7 +6,6 @@
 #include "config.h"
 #include "crypto.h"
 #include "db.h"
-#include "keycache.h"
 #include "worker_sql.h"
 
 /* What lives across requests in one worker: the config, keys and the database connection. */
@@ -17,7 +16,6 @@ struct app {
 	unsigned char secret[CRYPTO_KEY_LEN];   /* keys the checkout form's CSRF tokens */
 	struct crypto_pkey *pin_key;            /* decrypts transfer PINs; NULL: not configured */
 	char *pin_public_pem;                   /* its public half, for merchants */
-	struct keycache keys;                   /* the API keys seen (auth.c) */
 };
 
 #endif

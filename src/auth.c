@@ -27,50 +27,48 @@ auth_parse(const char *header, const char **key, size_t *keylen)
 	return ERR_OK;
 }
 
-bool
-auth_request(struct app *app, struct req *req, const char *detail)
+/* The key's form and environment prefix, then its digest into req; else a 401 (or 500). */
+static bool
+auth_local(const struct app *app, struct req *req, const char *detail)
 {
-	const char *prefix = config_key_prefix(&app->cfg), *key = NULL, *currency;
-	const struct keycache_entry *hit;
-	const char *params[2];
-	char digest[APIKEY_DIGEST_LEN + 1];
-	PGresult *r = NULL;
+	const char *prefix = config_key_prefix(&app->cfg), *key = NULL;
 	size_t keylen = 0;
-	enum err e;
-	bool ok = false;
 
 	if (auth_parse(req->authorization, &key, &keylen) != ERR_OK ||
 	    strncmp(key, prefix, strlen(prefix)) != 0) {
 		req_deny(req, detail);
-		goto out;
+		return false;
 	}
 	/* Only the digest reaches the database and the lookup is by index: no key text is compared. */
-	if (apikey_digest(key, keylen, digest) != 0) {
+	if (apikey_digest(key, keylen, req->key_digest) != 0) {
 		req_fail_err(req, ERR_INTERNAL);
+		return false;
+	}
+	return true;
+}
+
+/* The key's merchant, looked up by its digest (already in req). */
+static bool
+auth_lookup(struct app *app, struct req *req, const char *detail)
+{
+	const char *params[2];
+	PGresult *r = NULL;
+	enum err e;
+	bool ok = false;
+
+	params[0] = req->key_digest;
+	params[1] = config_env_name(&app->cfg);
+	if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
+		req_fail_err(req, e);
 		goto out;
 	}
-	/* A key seen before costs no round trip, unless the database said keys changed. */
-	keycache_sync(&app->keys, app->db);
-	if ((hit = keycache_get(&app->keys, digest)) != NULL) {
-		req->merchant_id = hit->merchant_id;
-		currency = hit->currency;
-	} else {
-		params[0] = digest;
-		params[1] = config_env_name(&app->cfg);
-		if ((r = db_run(app->db, DB_AUTH_KEY, 2, params, &e)) == NULL) {
-			req_fail_err(req, e);
-			goto out;
-		}
-		if (PQntuples(r) != 1) {
-			req_deny(req, detail);
-			goto out;
-		}
-		req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
-		currency = PQgetvalue(r, 0, AUTH_KEY_CURRENCY);
-		keycache_put(&app->keys, digest, req->merchant_id, currency);
+	if (PQntuples(r) != 1) {
+		req_deny(req, detail);
+		goto out;
 	}
+	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
 	snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
-	if ((req->merchant_currency = strdup(currency)) == NULL) {
+	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY))) == NULL) {
 		req_fail_err(req, ERR_NOMEM);
 		goto out;
 	}
@@ -78,4 +76,29 @@ auth_request(struct app *app, struct req *req, const char *detail)
 out:
 	PQclear(r);
 	return ok;
+}
+
+bool
+auth_request(struct app *app, struct req *req, const char *detail)
+{
+	return auth_local(app, req, detail) && auth_lookup(app, req, detail);
+}
+
+bool
+auth_defer(struct app *app, struct req *req, const char *detail)
+{
+	if (!auth_local(app, req, detail))
+		return false;
+	req->auth_deferred = true;
+	req->deny = detail;
+	return true;
+}
+
+bool
+auth_settle(struct app *app, struct req *req)
+{
+	if (!req->auth_deferred)
+		return true;
+	req->auth_deferred = false;
+	return auth_lookup(app, req, req->deny);
 }

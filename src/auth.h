@@ -24,4 +24,18 @@ enum err auth_parse(const char *header, const char **key, size_t *keylen);
  */
 bool auth_request(struct app *app, struct req *req, const char *detail);
 
+/*
+ * For a handler whose one statement looks the key up itself (create-session without an
+ * Idempotency-Key: one round trip instead of two): only the key's form and prefix are
+ * checked here (else the 401, false); req->auth_deferred is set and the digest kept.
+ */
+bool auth_defer(struct app *app, struct req *req, const char *detail);
+
+/*
+ * A deferred key looked up now, before a refusal is answered, so that a bad key answers 401
+ * as it would have first: true when the key is good (or was never deferred), else the 401
+ * (or 500/503) replaces whatever req held. Clears req->auth_deferred.
+ */
+bool auth_settle(struct app *app, struct req *req);
+
 #endif

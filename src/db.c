@@ -31,7 +31,6 @@ struct db {
 	bool logging;
 	const char *reqid;
 	const char *environment; /* the configured one, checked against the database's */
-	unsigned long generation; /* successful connects so far */
 	char *error;        /* libpq's message of the last failure; NULL: none */
 	char sqlstate[6];   /* its SQLSTATE */
 	char detail[64];    /* its DETAIL */
@@ -214,7 +213,6 @@ db_connect(struct db *db)
 	if (prepare_all(db) != 0 || db_environment_check(db, db->environment) != 0 ||
 	    (db->on_connect != NULL && db->on_connect(db, db->arg) != 0))
 		goto fail;
-	db->generation++;
 	return ERR_OK;
 fail:
 	drop(db);
@@ -270,27 +268,6 @@ db_ready(struct db *db)
 	}
 	db->backoff_ms = BACKOFF_MIN_MS;
 	return true;
-}
-
-unsigned long
-db_generation(const struct db *db)
-{
-	return db->generation;
-}
-
-int
-db_notifications(struct db *db)
-{
-	PGnotify *n;
-	int count = 0;
-
-	if (db->conn == NULL || PQconsumeInput(db->conn) != 1)
-		return -1;
-	while ((n = PQnotifies(db->conn)) != NULL) {
-		PQfreemem(n);
-		count++;
-	}
-	return count;
 }
 
 /* Keeps the failure's words for db_error and the rest, then says what it means. */

@@ -86,15 +86,6 @@ bool db_ready(struct db *db);
 /* Milliseconds until db_ready may try to connect again: 0 when it would now. */
 long db_retry_ms(const struct db *db);
 
-/* How many times a connection was made: it changes when db_ready reconnected. */
-unsigned long db_generation(const struct db *db);
-
-/*
- * Reads what the server sent while the connection idled and drops the notifications of the
- * channels it LISTENs to: how many there were, or -1 without a working connection.
- */
-int db_notifications(struct db *db);
-
 /*
  * The open connection (owned by db; NULL when there is none), for what the module does not
  * wrap: the socket to wait on and the notifications of LISTEN.

@@ -64,6 +64,15 @@ struct req {
 	char merchant[24];     /* merchant_id in decimal, for SQL parameters ("" = none) */
 	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */
 	char *merchant_currency;
+	/*
+	 * The API key's digest ("\\x" and 64 hex digits; "" before auth). With auth_deferred
+	 * the key has only been checked for its form: the handler's own statement looks it up
+	 * (create-session), and a refusal before the handler settles it first (auth_settle),
+	 * so a bad key still answers 401 before anything else. deny: the 401's detail.
+	 */
+	char key_digest[68];
+	bool auth_deferred;
+	const char *deny;
 
 	/* response */
 	int status;

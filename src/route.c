@@ -31,6 +31,8 @@ struct route {
 	const struct body_spec *spec; /* JSON bodies: the field table and checks; NULL = none */
 	bool idem;            /* Idempotency-Key applies: the handler runs in its transaction */
 	route_handler *handler;
+	bool own_auth;        /* without an Idempotency-Key the handler's statement looks the
+	                       * key up itself (auth_defer): one round trip, not two */
 };
 
 /* The 401 text differs between endpoints, as the merchant API has it (marketpay-api(7)). */
@@ -44,42 +46,42 @@ struct route {
 
 static const struct route routes[] = {
 	{ "POST", "/api/v1/payment/create-session", false, "", DENY_SESSION, JSON,
-	  &session_body, IDEM, session_create },
+	  &session_body, IDEM, session_create, true },
 	{ "GET",  "/api/v1/payment/sessions/", true, "", DENY_SESSION, NULL, NULL, false,
-	  session_get },
+	  session_get, false },
 	{ "GET",  "/api/v1/payment/sessions", false, "", DENY_SESSION, NULL, NULL, false,
-	  sessions_list },
+	  sessions_list, false },
 	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,
-	  &refund_body, IDEM, refund_create },
+	  &refund_body, IDEM, refund_create, false },
 	{ "POST", "/api/v1/payment/sessions/", true, "/expire", DENY_SESSION, NULL, NULL, IDEM,
-	  session_expire },
+	  session_expire, false },
 	{ "GET",  "/api/v1/payment/refunds/", true, "", DENY_SESSION, NULL, NULL, false,
-	  refund_get },
+	  refund_get, false },
 	{ "GET",  "/api/v1/payment/refunds", false, "", DENY_SESSION, NULL, NULL, false,
-	  refunds_list },
+	  refunds_list, false },
 	{ "GET",  "/api/v1/payment/balance", false, "", DENY_SESSION, NULL, NULL, false,
-	  balance_get },
+	  balance_get, false },
 	{ "GET",  "/api/v1/payment/balance-transactions", false, "", DENY_SESSION, NULL, NULL,
-	  false, balance_transactions_list },
+	  false, balance_transactions_list, false },
 	{ "GET",  "/api/v1/payment/events/", true, "", DENY_SESSION, NULL, NULL, false,
-	  event_get },
+	  event_get, false },
 	{ "GET",  "/api/v1/payment/events", false, "", DENY_SESSION, NULL, NULL, false,
-	  events_list },
+	  events_list, false },
 	{ "POST", "/api/v1/payment/events/", true, "/redeliver", DENY_SESSION, NULL, NULL, IDEM,
-	  event_redeliver },
+	  event_redeliver, false },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,
-	  &transfer_body, IDEM, transfer_send },
+	  &transfer_body, IDEM, transfer_send, false },
 	{ "POST", "/api/v1/payment/transfers/", true, "/reversals", DENY_TRANSFER, JSON,
-	  &reversal_body, IDEM, reversal_create },
+	  &reversal_body, IDEM, reversal_create, false },
 	{ "GET",  "/api/v1/payment/transfers/", true, "", DENY_TRANSFER, NULL, NULL, false,
-	  transfer_get },
+	  transfer_get, false },
 	{ "GET",  "/api/v1/payment/transfers", false, "", DENY_TRANSFER, NULL, NULL, false,
-	  transfers_list },
+	  transfers_list, false },
 	{ "GET",  "/api/v1/payment/pin-public-key", false, "", DENY_TRANSFER, NULL, NULL, false,
-	  settle_pin_public_key },
-	{ "GET",  "/api/v1/health", false, "", NULL, NULL, NULL, false, health_get },
-	{ "GET",  "/checkout/", true, "", NULL, NULL, NULL, false, checkout_get },
-	{ "POST", "/checkout/", true, "", NULL, FORM, NULL, false, checkout_post },
+	  settle_pin_public_key, false },
+	{ "GET",  "/api/v1/health", false, "", NULL, NULL, NULL, false, health_get, false },
+	{ "GET",  "/checkout/", true, "", NULL, NULL, NULL, false, checkout_get, false },
+	{ "POST", "/checkout/", true, "", NULL, FORM, NULL, false, checkout_post, false },
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -189,6 +191,8 @@ run(struct app *app, struct req *req, const struct route *r)
 	if (r->idem)
 		idem_end(app, req);
 out:
+	/* A refusal before the handler looked the key up: a bad key answers 401 first. */
+	auth_settle(app, req);
 	if (in != NULL && spec->release != NULL)
 		spec->release(in);
 	free(in);
@@ -230,10 +234,13 @@ route_dispatch(struct app *app, struct req *req)
 			req_fail_err(req, ERR_UNAVAILABLE);
 			return;
 		}
-		if (!auth_request(app, req, found->deny))
+		if (found->own_auth && req->idempotency_key == NULL ?
+		    !auth_defer(app, req, found->deny) : !auth_request(app, req, found->deny))
 			return;
 	}
-	if (found->body != NULL && !check_body(app, req, found->body))
+	if (found->body != NULL && !check_body(app, req, found->body)) {
+		auth_settle(app, req);
 		return;
+	}
 	run(app, req, found);
 }

@@ -200,8 +200,9 @@ session_create(struct app *app, struct req *req, void *arg)
 	int i;
 
 	snprintf(lifetime, sizeof(lifetime), "%ld", app->cfg.session_lifetime);
-	p[0] = req->merchant;
-	p[1] = req->merchant_currency;
+	/* The key is looked up again by the statement: with auth deferred, only there. */
+	p[0] = req->key_digest;
+	p[1] = config_env_name(&app->cfg);
 	p[2] = in->user_id;
 	p[3] = in->email;
 	p[4] = in->success_url;
@@ -212,12 +213,18 @@ session_create(struct app *app, struct req *req, void *arg)
 		e = ERR_NOMEM;
 	else if ((r = db_run(app->db, DB_SESSION_CREATE, 10, p, &e)) == NULL)
 		;
-	else if (PQntuples(r) != 1)
-		e = ERR_DB;
-	else if ((body = created_body(app, PQgetvalue(r, 0, SESSION_CREATE_ID),
-	    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES))) == NULL ||
-	    req_reply_json(req, 200, body) != 0)
-		e = ERR_NOMEM;
+	else if (PQntuples(r) != 1) {
+		/* No row: the key is refused (only now looked up, or revoked since). */
+		req->auth_deferred = false;
+		req_deny(req, req->deny != NULL ? req->deny : err_message(ERR_AUTH));
+	} else {
+		req->auth_deferred = false;
+		req->merchant_id = strtoll(PQgetvalue(r, 0, SESSION_CREATE_MERCHANT), NULL, 10);
+		if ((body = created_body(app, PQgetvalue(r, 0, SESSION_CREATE_ID),
+		    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES))) == NULL ||
+		    req_reply_json(req, 200, body) != 0)
+			e = ERR_NOMEM;
+	}
 	PQclear(r);
 	json_object_put(body);
 	for (i = 0; i < 3; i++)

@@ -23,12 +23,13 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " JOIN merchants m ON m.id = k.merchant_id"
 	  " WHERE k.digest = $1::bytea AND k.environment = $2"
 	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
-	/* DB_SESSION_CREATE: $1 merchant, $2 currency, $3 user_id, $4 email, $5 and $6 the
-	 * redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices (array literals):
-	 * see mp_create_session in sql/014_session_insert.sql; enum session_create_col */
+	/* DB_SESSION_CREATE: $1 the API key's digest, $2 environment, $3 user_id, $4 email,
+	 * $5 and $6 the redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices
+	 * (array literals): see mp_create_session in sql/013_session_insert.sql (no row: the key
+	 * is refused); enum session_create_col */
 	{ "session_create",
-	  "SELECT id, mp_iso(expires_at) FROM mp_create_session($1::bigint, $2, $3, $4, $5, $6,"
-	  " $7::int, $8::text[], $9::text[], $10::bigint[])" },
+	  "SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session($1::bytea, $2, $3,"
+	  " $4, $5, $6, $7::int, $8::text[], $9::text[], $10::bigint[])" },
 	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
 	{ "session_get",
 	  "SELECT mp_session_json(s) FROM payment_sessions s"

@@ -40,7 +40,7 @@ enum worker_stmt {
 enum auth_key_col { AUTH_KEY_MERCHANT, AUTH_KEY_NAME, AUTH_KEY_CURRENCY };
 
 /* DB_SESSION_CREATE */
-enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES };
+enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES, SESSION_CREATE_MERCHANT };
 
 /* DB_SESSION_GET: the session as the API shows it (mp_session_json), without its url */
 enum session_get_col { SESSION_GET_OBJECT };

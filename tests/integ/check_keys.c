@@ -1,8 +1,7 @@
 /*
  * API keys against the real stack (tests/integration.sh): stored as their SHA-256 digest
- * only, and looked up by that digest alone; kept by the workers, yet refused from the
- * request after a revocation, a merchant disabled, or a revocation the workers were not
- * told of (they reconnected).
+ * only, and looked up by that digest alone; refused from the request after a revocation or
+ * a merchant disabled, by every worker, also by create-session's own lookup.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +65,17 @@ END_TEST
 
 #define NPAR 24   /* requests at once: more than the pool has workers, several times over */
 
-/* NPAR GET balance at once as merchant key key: each status, space-separated (static). */
+/*
+ * NPAR requests at once as merchant key key, half GET balance (the key looked up first),
+ * half create-session (the key looked up by the insert itself): each status, space-separated
+ * (static).
+ */
 static const char *
 statuses(const char *key)
 {
 	static char out[NPAR * 4 + 1];
 	char auth[200];
-	const char *h[] = { auth, NULL };
+	const char *h[] = { auth, NULL }, *hc[] = { JSON_CT, auth, NULL };
 	struct http_req reqs[NPAR];
 	struct http_resp r[NPAR];
 	size_t n = 0;
@@ -80,10 +83,10 @@ statuses(const char *key)
 
 	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
 	for (i = 0; i < NPAR; i++) {
-		reqs[i].method = "GET";
-		reqs[i].path = "/api/v1/payment/balance";
-		reqs[i].headers = h;
-		reqs[i].body = NULL;
+		reqs[i].method = i % 2 ? "POST" : "GET";
+		reqs[i].path = i % 2 ? CREATE : "/api/v1/payment/balance";
+		reqs[i].headers = i % 2 ? hc : h;
+		reqs[i].body = i % 2 ? GOOD_BODY : NULL;
 	}
 	ck_assert_int_eq(http_parallel_reqs(NPAR, reqs, r, NULL, NULL), 0);
 	out[0] = '\0';
@@ -117,9 +120,9 @@ new_key(char id[32], char key[160])
 }
 
 /*
- * The workers keep the keys they have seen (no round trip per request), but a revocation
- * counts from the next request on: every worker has the key, it is revoked, and every one
- * of the next requests is refused.
+ * A revocation counts from the next request on, on every worker and for both ways a key is
+ * looked up: every worker has served the key, it is revoked, and every one of the next
+ * requests is refused (a key kept in a worker would not be).
  */
 START_TEST(test_revoked_at_once)
 {
@@ -149,8 +152,8 @@ START_TEST(test_disabled_at_once)
 END_TEST
 
 /*
- * A revocation made while the workers were cut off from the database (so no notification
- * reached them) still counts: a worker that connects anew forgets every key it kept.
+ * A revocation made while the workers were cut off from the database still counts once
+ * they have connected anew.
  */
 START_TEST(test_revoked_while_disconnected)
 {
@@ -168,6 +171,51 @@ START_TEST(test_revoked_while_disconnected)
 }
 END_TEST
 
+/*
+ * create-session looks a well-formed key up only with its insert, yet a refused key still
+ * answers 401 before any other refusal (media type, JSON, a field), and stores nothing;
+ * a good key with the same refusals gets them.
+ */
+START_TEST(test_create_key_first)
+{
+	static const char *const bodies[] = { "{\"items\":[]}", "{", GOOD_BODY };
+	char id[32], key[160], auth[200], before[FOOTPRINT_LEN];
+	const char *h[] = { JSON_CT, auth, NULL }, *ht[] = { "Content-Type: text/plain", auth,
+	    NULL };
+	struct http_resp r;
+	size_t i;
+
+	new_key(id, key);
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	ck_assert_ptr_nonnull(ctl("key revoke %.16s", key));
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(http_do("POST", CREATE, h, bodies[i], -1, &r), 0);
+		ck_assert_msg(r.status == 401, "%s: %ld %s", bodies[i], r.status, r.body);
+		http_free(&r);
+	}
+	ck_assert_int_eq(http_do("POST", CREATE, ht, GOOD_BODY, -1, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	ck_assert_str_eq(db_footprint(NULL, NULL), before);
+	/* The positive control: a good key gets the other refusals, then its session. */
+	new_key(id, key);
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	ck_assert_int_eq(http_do("POST", CREATE, h, bodies[0], -1, &r), 0);
+	assert_fail(&r, 400, "items must not be empty");
+	http_free(&r);
+	ck_assert_int_eq(http_do("POST", CREATE, ht, GOOD_BODY, -1, &r), 0);
+	ck_assert_int_eq(r.status, 415);
+	http_free(&r);
+	ck_assert_int_eq(http_do("POST", CREATE, h, GOOD_BODY, -1, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	snprintf(before, sizeof(before), "%s 1550", id);
+	ck_assert_str_eq(db_value("SELECT merchant_id::text || ' ' || amount FROM"
+	    " payment_sessions WHERE id = $1::uuid", http_json_str(&r, "session_id")), before);
+	http_free(&r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -179,5 +227,6 @@ main(void)
 	tcase_add_test(t, test_revoked_at_once);
 	tcase_add_test(t, test_disabled_at_once);
 	tcase_add_test(t, test_revoked_while_disconnected);
+	tcase_add_test(t, test_create_key_first);
 	return fixture_main(s, NULL, NULL);
 }
