@@ -44,7 +44,12 @@ const struct config_key config_keys[] = {
 	  "5,300,1800,7200,18000,36000,36000" },
 	{ "webhook_timeout",     CONFIG_LONG,  OFF(webhook_timeout), 1, 300, "10" },
 	{ "webhook_poll_interval", CONFIG_LONG, OFF(webhook_poll_interval), 1, 3600, "5" },
-	{ "webhook_senders",     CONFIG_LONG,  OFF(webhook_senders), 1, 64, "4" },
+	{ "webhook_senders",     CONFIG_LONG,  OFF(webhook_senders), 1, 64, "2" },
+	{ "webhook_max_in_flight", CONFIG_LONG, OFF(webhook_max_in_flight), 1, 10000, "1000" },
+	{ "webhook_endpoint_in_flight", CONFIG_LONG, OFF(webhook_endpoint_in_flight), 1, 1000,
+	  "10" },
+	{ "webhook_breaker_failures", CONFIG_LONG, OFF(webhook_breaker_failures), 1, 1000, "5" },
+	{ "webhook_breaker_cooldown", CONFIG_LONG, OFF(webhook_breaker_cooldown), 1, 3600, "30" },
 	{ "webhook_allow_private", CONFIG_LONG, OFF(webhook_allow_private), 0, 1, "0" },
 	{ "expire_interval",     CONFIG_LONG,  OFF(expire_interval), 1, 60, "30" },
 };

@@ -41,6 +41,10 @@ struct config {
 	long webhook_timeout;      /* seconds per delivery attempt */
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
 	long webhook_senders;      /* delivery processes of one marketpay-webhookd */
+	long webhook_max_in_flight; /* deliveries one sender keeps in flight at once */
+	long webhook_endpoint_in_flight; /* of one merchant's endpoint, across all senders */
+	long webhook_breaker_failures; /* consecutive endpoint failures that open its breaker */
+	long webhook_breaker_cooldown; /* seconds it stays open first (doubling after) */
 	long webhook_allow_private; /* 1: webhooks may go to loopback, private, ... addresses */
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
 };

@@ -4,11 +4,12 @@
  * first of them also sweeps expired payment sessions every expire_interval seconds.
  */
 #include <errno.h>
-#include <poll.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,12 +20,19 @@
 #include "webhook_expire.h"
 
 static volatile sig_atomic_t stopping;
+static int wake_pipe[2] = { -1, -1 };   /* a sender's: written by on_term, read by nobody */
 
 static void
 on_term(int sig)
 {
+	int saved = errno;
+
 	(void)sig;
 	stopping = 1;
+	/* Wakes the sender's wait; a full pipe is awake already. */
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "", 1) < 0)
+		errno = saved;
+	errno = saved;
 }
 
 /* Only there to wake the supervisor's sigsuspend. */
@@ -35,9 +43,8 @@ on_child(int sig)
 }
 
 /*
- * SIGTERM and SIGINT stay blocked except while the daemon waits for work (ppoll lets them
- * in with waitmask), so they can never cut a delivery short: the one in hand is finished
- * and recorded, then the daemon exits.
+ * The supervisor keeps SIGTERM and SIGINT blocked except in sigsuspend (waitmask lets them
+ * in); its senders let them in (sender_signals) and are woken by them through a pipe.
  */
 static int
 install_signals(sigset_t *waitmask)
@@ -51,6 +58,7 @@ install_signals(sigset_t *waitmask)
 	sigaddset(&stops, SIGCHLD);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
 		return -1;
@@ -66,14 +74,29 @@ install_signals(sigset_t *waitmask)
 	return 0;
 }
 
-/* True once a stop signal came, also while it still waits, blocked, to be let in. */
+/* A sender's: the wake pipe, then SIGTERM and SIGINT let in. 0, or -1. */
+static int
+sender_signals(void)
+{
+	sigset_t stops;
+	int i;
+
+	if (pipe(wake_pipe) != 0)
+		return -1;
+	for (i = 0; i < 2; i++)
+		if (fcntl(wake_pipe[i], F_SETFL, O_NONBLOCK) != 0 ||
+		    fcntl(wake_pipe[i], F_SETFD, FD_CLOEXEC) != 0)
+			return -1;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	return sigprocmask(SIG_UNBLOCK, &stops, NULL);
+}
+
 static bool
 stop_asked(void)
 {
-	sigset_t pending;
-
-	return stopping || (sigpending(&pending) == 0 &&
-	    (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1));
+	return stopping;
 }
 
 /* Milliseconds of the monotonic clock. */
@@ -86,60 +109,63 @@ mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Sleeps until a notification, the next due retry, poll_ms, or a stop signal. */
+/* Throws away what woke the sender. */
 static void
-wait_for_work(const struct webhook *w, long poll_ms, const sigset_t *waitmask)
+drain_pipe(void)
 {
-	struct pollfd pfd;
-	struct timespec ts;
-	long ms = webhook_wait_ms(w, poll_ms);
+	char buf[64];
 
-	pfd.fd = webhook_socket(w);   /* -1 when not connected: poll ignores it */
-	pfd.events = POLLIN;
-	pfd.revents = 0;
-	ts.tv_sec = ms / 1000;
-	ts.tv_nsec = (ms % 1000) * 1000000L;
-	ppoll(&pfd, 1, &ts, waitmask);
+	while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
+		;
 }
 
 /*
- * One sender: its own connection and HTTP client, the delivery loop until a stop signal.
- * The sweeper (one sender of the daemon) also runs the expiry sweep when it falls due,
- * between deliveries.
+ * One sender: its own connection and requests in flight; the delivery loop until a stop
+ * signal, then until what is in flight has finished and been recorded (webhook_timeout
+ * bounds that, plus a few seconds for the database to answer). The sweeper (one sender of
+ * the daemon) also runs the expiry sweep when it falls due, between claims.
  */
 static int
-sender(const struct config *cfg, const sigset_t *waitmask, bool sweeper)
+sender(const struct config *cfg, bool sweeper)
 {
-	long long next_sweep = mono_ms();
-	long poll_ms;
+	long long next_sweep = mono_ms(), give_up = 0;
+	long wait_ms;
 	struct webhook *w;
 	char err[512];
-	int n;
 
-	if ((w = webhook_new(cfg, err, sizeof(err))) == NULL) {
-		log_msg(LOG_LVL_ERROR, NULL, "sender: %s", err);
+	if (sender_signals() != 0 || (w = webhook_new(cfg, err, sizeof(err))) == NULL) {
+		log_msg(LOG_LVL_ERROR, NULL, "sender: %s", wake_pipe[0] < 0 ? strerror(errno) :
+		    err);
 		return 1;
 	}
-	while (!stopping) {
-		n = -1;
+	for (;;) {
+		if (stopping && give_up == 0)
+			give_up = mono_ms() + (cfg->webhook_timeout + 5) * 1000;
+		if (stopping && ((webhook_in_flight(w) == 0 && webhook_unrecorded(w) == 0) ||
+		    mono_ms() > give_up))
+			break;
 		if (webhook_ready(w)) {
-			if (sweeper && mono_ms() >= next_sweep) {
+			if (sweeper && !stopping && mono_ms() >= next_sweep) {
 				webhook_expire(webhook_db(w), stop_asked);
 				next_sweep = mono_ms() + cfg->expire_interval * 1000;
 			}
-			/* Notifications so far name events that the scan below sees anyway. */
 			webhook_drain(w);
-			while (!stop_asked() && (n = webhook_deliver_next(w)) > 0)
-				;
-			/* Events committed while it scanned may have been missed: scan again. */
-			if (n == 0 && !stop_asked() && webhook_drain(w) > 0)
-				continue;
+			if (!stopping)
+				webhook_claim(w);
 		}
-		poll_ms = cfg->webhook_poll_interval * 1000;
-		if (sweeper && next_sweep - mono_ms() < poll_ms)
-			poll_ms = next_sweep > mono_ms() ? (long)(next_sweep - mono_ms()) : 0;
-		wait_for_work(w, poll_ms, waitmask);
+		webhook_run(w);
+		wait_ms = cfg->webhook_poll_interval * 1000;
+		if (sweeper && next_sweep - mono_ms() < wait_ms)
+			wait_ms = next_sweep > mono_ms() ? (long)(next_sweep - mono_ms()) : 0;
+		if (stopping)
+			wait_ms = 100;
+		webhook_wait(w, wake_pipe[0], wait_ms);
+		drain_pipe();
 	}
+	if (webhook_in_flight(w) > 0 || webhook_unrecorded(w) > 0)
+		log_msg(LOG_LVL_WARN, NULL, "stopping with %zu deliveries in flight and %zu not "
+		    "recorded: their events are sent again when their leases end",
+		    webhook_in_flight(w), webhook_unrecorded(w));
 	webhook_free(w);
 	return 0;
 }
@@ -148,7 +174,7 @@ sender(const struct config *cfg, const sigset_t *waitmask, bool sweeper)
 
 /* Forks a sender into slot i; the child never returns. */
 static void
-spawn(const struct config *cfg, const sigset_t *waitmask, pid_t *pids, long i)
+spawn(const struct config *cfg, pid_t *pids, long i)
 {
 	struct sigaction sa;
 	pid_t pid = fork();
@@ -157,7 +183,7 @@ spawn(const struct config *cfg, const sigset_t *waitmask, pid_t *pids, long i)
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;
 		sigaction(SIGCHLD, &sa, NULL);
-		_exit(sender(cfg, waitmask, i == 0));
+		_exit(sender(cfg, i == 0));
 	}
 	if (pid < 0)
 		log_msg(LOG_LVL_ERROR, NULL, "fork: %s", strerror(errno));
@@ -177,7 +203,7 @@ supervise(const struct config *cfg, const sigset_t *waitmask)
 	int status;
 
 	for (i = 0; i < n; i++)
-		spawn(cfg, waitmask, pids, i);
+		spawn(cfg, pids, i);
 	while (!stopping) {
 		sigsuspend(waitmask);
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
@@ -193,7 +219,7 @@ supervise(const struct config *cfg, const sigset_t *waitmask)
 		for (i = 0; i < n && !stopping; i++)
 			if (pids[i] == 0) {
 				sleep(1);
-				spawn(cfg, waitmask, pids, i);
+				spawn(cfg, pids, i);
 			}
 	}
 	for (i = 0; i < n; i++)
@@ -202,6 +228,29 @@ supervise(const struct config *cfg, const sigset_t *waitmask)
 	for (i = 0; i < n; i++)
 		while (pids[i] > 0 && waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
 			;
+}
+
+/*
+ * Each request in flight holds a socket: the soft limit on open files goes up to the hard
+ * one, and what is still short is said.
+ */
+static void
+raise_fd_limit(const struct config *cfg)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)cfg->webhook_max_in_flight + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < want)
+		log_msg(LOG_LVL_WARN, NULL, "open files limited to %lu: fewer than "
+		    "webhook_max_in_flight (%ld) deliveries can be in flight (LimitNOFILE=)",
+		    (unsigned long)rl.rlim_cur, cfg->webhook_max_in_flight);
 }
 
 static void
@@ -246,12 +295,14 @@ main(int argc, char **argv)
 		log_msg(LOG_LVL_ERROR, NULL, "startup failed: %s", err);
 		goto out;
 	}
-	log_msg(LOG_LVL_INFO, NULL, "started: %ld senders, poll every %lds, attempt timeout %lds,"
-	    " expiry sweep every %lds", cfg.webhook_senders, cfg.webhook_poll_interval,
-	    cfg.webhook_timeout, cfg.expire_interval);
+	log_msg(LOG_LVL_INFO, NULL, "started: %ld senders of up to %ld deliveries in flight, %ld "
+	    "per endpoint; poll every %lds, attempt timeout %lds, expiry sweep every %lds",
+	    cfg.webhook_senders, cfg.webhook_max_in_flight, cfg.webhook_endpoint_in_flight,
+	    cfg.webhook_poll_interval, cfg.webhook_timeout, cfg.expire_interval);
 	if (cfg.webhook_allow_private)
 		log_msg(LOG_LVL_WARN, NULL, "webhook_allow_private is on: webhooks may go to "
 		    "loopback, private and other internal addresses");
+	raise_fd_limit(&cfg);
 	supervise(&cfg, &waitmask);
 	log_msg(LOG_LVL_INFO, NULL, "stopping on signal");
 	rc = 0;

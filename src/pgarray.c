@@ -49,6 +49,10 @@ pgarray_add(struct pgarray *a, const char *text)
 	size_t n;
 
 	separate(a);
+	if (text == NULL) {
+		put(a, "NULL", 4);
+		return;
+	}
 	put(a, "\"", 1);
 	while (*text != '\0') {
 		n = strcspn(text, "\"\\");

@@ -17,6 +17,7 @@ struct pgarray {
 };
 
 void pgarray_init(struct pgarray *a);
+/* text NULL adds a NULL element. */
 void pgarray_add(struct pgarray *a, const char *text);
 void pgarray_add_int(struct pgarray *a, long long v);
 /* The literal, closed; NULL when memory ran out. Owned by a until pgarray_free. */

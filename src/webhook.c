@@ -1,13 +1,19 @@
-/* Webhook delivery: claim due outbox events, sign and POST them, record every attempt. */
+/*
+ * Webhook delivery: lease due outbox events, sign and POST them, many at once, and record
+ * every attempt in batches.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libpq-fe.h>
 
 #include "crypto.h"
 #include "db.h"
 #include "log.h"
+#include "pgarray.h"
 #include "webhook.h"
 #include "webhook_post.h"
 #include "webhook_schedule.h"
@@ -15,8 +21,22 @@
 #include "webhook_sql.h"
 
 #define CHANNEL "marketpay_webhooks"
-#define MERCHANT_SLOTS 2     /* deliveries of one merchant in flight at once */
-#define CLAIM_TRIES 16       /* merchants passed over as busy before a scan gives up */
+#define CLAIM_BATCH 200     /* the most events one claim leases */
+#define LEASE_MARGIN 60     /* seconds a lease outlasts webhook_timeout */
+#define CLAIM_BACKOFF_MS 1000 /* after a failed claim */
+
+/* One delivery: in flight (the tag of its request), then an outcome waiting to be recorded. */
+struct flight {
+	char id[48];
+	char merchant[24];
+	char *url;            /* NULL: the merchant has none */
+	int attempts;         /* made before this one, since queued or redelivered */
+	bool ok;
+	bool held;            /* not sent: the endpoint's breaker is open */
+	const char *result;   /* delivered, retry, dead */
+	long delay;           /* retry: seconds until the next attempt */
+	struct webhook_result res;
+};
 
 struct webhook {
 	const struct config *cfg;
@@ -24,31 +44,34 @@ struct webhook {
 	unsigned char key[CRYPTO_KEY_LEN];  /* opens the merchants' sealed secrets */
 	struct webhook_post *post;
 	struct db *db;
-	long due_ms;          /* from the last empty scan; -1 = nothing known */
+	char owner[96];       /* host:pid, written into the leases it takes */
+	long long claim_at;   /* monotonic ms of the next claim; 0 = at once */
+	long due_ms;          /* from the last empty claim; -1 = nothing known */
+	struct flight **done; /* finished, not yet recorded */
+	size_t ndone, capdone;
 };
 
-/* What one attempt came to, for its log line once it is committed. */
-struct outcome {
-	const char *id;
-	const char *merchant;
-	const char *result;   /* delivered, retry, dead */
-	int attempt;          /* its number in webhook_attempts */
-	long delay;           /* retry: seconds until the next attempt */
-	long deferred;        /* the merchant's other events made to wait with it */
-	struct webhook_result res;
-};
+static long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* Listens for new events at each connect, after the statements are prepared. */
 static int
 listen_events(struct db *db, void *arg)
 {
+	struct webhook *w = arg;
 	PGresult *r;
 	enum err e;
 
-	(void)arg;
 	if ((r = db_exec(db, "LISTEN " CHANNEL, 0, NULL, &e)) == NULL)
 		return -1;
 	PQclear(r);
+	w->claim_at = 0;
 	log_msg(LOG_LVL_INFO, NULL, "database connected; listening on " CHANNEL);
 	return 0;
 }
@@ -57,6 +80,7 @@ struct webhook *
 webhook_new(const struct config *cfg, char *err, size_t errlen)
 {
 	struct webhook *w;
+	char host[64] = "localhost";
 
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -64,13 +88,15 @@ webhook_new(const struct config *cfg, char *err, size_t errlen)
 	}
 	w->cfg = cfg;
 	w->due_ms = -1;
+	gethostname(host, sizeof(host) - 1);
+	snprintf(w->owner, sizeof(w->owner), "%s:%ld", host, (long)getpid());
 	if ((w->db = db_new(cfg->database)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	db_set_statements(w->db, webhook_sql, WH_STMT__MAX);
 	db_set_environment(w->db, config_env_name(cfg));
-	db_set_on_connect(w->db, listen_events, NULL);
+	db_set_on_connect(w->db, listen_events, w);
 	if (webhook_schedule_parse(cfg->webhook_retry_schedule, &w->schedule, err, errlen) != 0)
 		goto fail;
 	if (crypto_load_key(cfg->secrets_key_file, w->key) != 0) {
@@ -89,13 +115,27 @@ fail:
 	return NULL;
 }
 
+static void
+flight_free(struct flight *f)
+{
+	if (f == NULL)
+		return;
+	free(f->url);
+	free(f);
+}
+
 void
 webhook_free(struct webhook *w)
 {
+	size_t i;
+
 	if (w == NULL)
 		return;
 	db_free(w->db);
 	webhook_post_free(w->post);
+	for (i = 0; i < w->ndone; i++)
+		flight_free(w->done[i]);
+	free(w->done);
 	crypto_wipe(w->key, sizeof(w->key));
 	free(w);
 }
@@ -112,32 +152,16 @@ webhook_ready(struct webhook *w)
 	return db_ready(w->db);
 }
 
-/* The merchant's secret from the claimed row into secret; -1 with the reason in res. */
-static int
-open_secret(struct webhook *w, const PGresult *claim, char secret[WEBHOOK_SECRET_MAX],
-    struct webhook_result *res)
+size_t
+webhook_in_flight(const struct webhook *w)
 {
-	unsigned char *sealed;
-	size_t len = 0;
-	int rc;
+	return webhook_post_running(w->post);
+}
 
-	if (PQgetisnull(claim, 0, WH_CLAIM_SECRET)) {
-		snprintf(res->error, sizeof(res->error), "merchant has no webhook secret "
-		    "(marketpayctl merchant webhook sets one)");
-		return -1;
-	}
-	sealed = PQunescapeBytea((const unsigned char *)PQgetvalue(claim, 0, WH_CLAIM_SECRET),
-	    &len);
-	if (sealed == NULL) {
-		snprintf(res->error, sizeof(res->error), "out of memory");
-		return -1;
-	}
-	rc = webhook_sign_open(w->key, sealed, len, secret);
-	PQfreemem(sealed);
-	if (rc != 0)
-		snprintf(res->error, sizeof(res->error), "the merchant's webhook secret does not "
-		    "open with secrets_key_file");
-	return rc;
+size_t
+webhook_unrecorded(const struct webhook *w)
+{
+	return w->ndone;
 }
 
 /* No answer, or one that says the endpoint itself is unwell rather than the event. */
@@ -148,187 +172,269 @@ endpoint_down(const struct webhook_result *res)
 	    res->http_status >= 500;
 }
 
+/* f is over: what comes next for its event, and into the list to record. */
+static void
+finish(struct webhook *w, struct flight *f, bool ok, const struct webhook_result *res)
+{
+	struct flight **grown;
+	size_t cap;
+
+	f->ok = ok;
+	f->res = *res;
+	f->delay = webhook_schedule_next(&w->schedule, f->attempts + 1);
+	f->result = ok ? "delivered" : f->delay < 0 ? "dead" : "retry";
+	if (w->ndone == w->capdone) {
+		cap = w->capdone ? w->capdone * 2 : 64;
+		if ((grown = realloc(w->done, cap * sizeof(*grown))) == NULL) {
+			/* Unrecorded, its lease brings the event back: sent again, same id. */
+			log_msg(LOG_LVL_ERROR, NULL, "webhook event=%s: out of memory; its attempt "
+			    "is not recorded and it will be made again", f->id);
+			flight_free(f);
+			return;
+		}
+		w->done = grown;
+		w->capdone = cap;
+	}
+	w->done[w->ndone++] = f;
+}
+
+static void
+on_done(void *arg, void *tag, bool ok, const struct webhook_result *res)
+{
+	finish(arg, tag, ok, res);
+}
+
 /*
- * One attempt at the claimed event, recorded and its next step written, inside the
- * caller's transaction. Returns 0 with o filled, or -1 on a database failure.
+ * The merchant's secrets from claim row i, each opened into secrets[n] (the current first,
+ * then the previous within its rotation window). Returns how many, 0 with the reason in
+ * res when the current one is missing or does not open.
+ */
+static size_t
+open_secrets(struct webhook *w, const PGresult *claim, int i,
+    char secrets[2][WEBHOOK_SECRET_MAX], struct webhook_result *res)
+{
+	const int cols[2] = { WH_CLAIM_SECRET, WH_CLAIM_PREVIOUS };
+	unsigned char *sealed;
+	size_t len = 0, n;
+	int rc;
+
+	for (n = 0; n < 2; n++) {
+		if (PQgetisnull(claim, i, cols[n]))
+			break;
+		sealed = PQunescapeBytea((const unsigned char *)PQgetvalue(claim, i, cols[n]),
+		    &len);
+		rc = sealed == NULL ? -1 : webhook_sign_open(w->key, sealed, len, secrets[n]);
+		PQfreemem(sealed);
+		if (rc != 0)
+			break;
+	}
+	if (n == 0 && PQgetisnull(claim, i, WH_CLAIM_SECRET))
+		snprintf(res->error, sizeof(res->error), "merchant has no webhook secret "
+		    "(marketpayctl merchant webhook sets one)");
+	else if (n == 0)
+		snprintf(res->error, sizeof(res->error), "the merchant's webhook secret does not "
+		    "open with secrets_key_file");
+	return n;
+}
+
+/*
+ * The webhook-signature value for the body of claim row i, signed now with each of the
+ * merchant's secrets ("v1,<new> v1,<old>" during a rotation). 0, or -1 with res filled.
  */
 static int
-attempt(struct webhook *w, const PGresult *claim, struct outcome *o)
+signature(struct webhook *w, const PGresult *claim, int i, const char *id, long long stamp,
+    char *out, size_t outlen, struct webhook_result *res)
 {
-	const char *url = PQgetisnull(claim, 0, WH_CLAIM_URL) ? NULL :
-	    PQgetvalue(claim, 0, WH_CLAIM_URL);
-	char secret[WEBHOOK_SECRET_MAX], status[16], dur[24], delay[24];
-	const char *p[5];
-	PGresult *r = NULL;
-	enum err e;
-	int ok = 0, rc = -1;
+	char secrets[2][WEBHOOK_SECRET_MAX], sig[WEBHOOK_SIGNATURE_MAX];
+	size_t n = open_secrets(w, claim, i, secrets, res), k, len = 0;
+	int rc = n > 0 ? 0 : -1;
 
-	memset(o, 0, sizeof(*o));
-	o->id = PQgetvalue(claim, 0, WH_CLAIM_ID);
-	o->merchant = PQgetvalue(claim, 0, WH_CLAIM_MERCHANT);
-	if (url == NULL)
-		snprintf(o->res.error, sizeof(o->res.error), "merchant has no webhook_url");
-	else if (open_secret(w, claim, secret, &o->res) == 0)
-		ok = webhook_post_send(w->post, url, secret, o->id, PQgetvalue(claim, 0,
-		    WH_CLAIM_BODY), (size_t)PQgetlength(claim, 0, WH_CLAIM_BODY), &o->res);
-	crypto_wipe(secret, sizeof(secret));
-	snprintf(status, sizeof(status), "%ld", o->res.http_status);
-	snprintf(dur, sizeof(dur), "%ld", o->res.duration_ms);
-	p[0] = o->id;
-	p[1] = url ? url : "";
-	p[2] = o->res.http_status > 0 ? status : NULL;
-	p[3] = ok ? NULL : o->res.error;
-	p[4] = dur;
-	if ((r = db_run(w->db, WH_ATTEMPT, 5, p, &e)) == NULL)
-		goto out;
-	o->attempt = atoi(PQgetvalue(r, 0, WH_ATTEMPT_NUMBER));
-	PQclear(r);
-	p[1] = o->res.error;
-	o->delay = webhook_schedule_next(&w->schedule,
-	    atoi(PQgetvalue(claim, 0, WH_CLAIM_ATTEMPTS)) + 1);
-	snprintf(delay, sizeof(delay), "%ld", o->delay);
-	p[2] = delay;
-	if (ok) {
-		o->result = "delivered";
-		r = db_run(w->db, WH_DELIVERED, 1, p, &e);
-	} else if (o->delay < 0) {
-		o->result = "dead";
-		r = db_run(w->db, WH_DEAD, 2, p, &e);
-	} else {
-		o->result = "retry";
-		r = db_run(w->db, WH_RETRY, 3, p, &e);
-		if (r != NULL && endpoint_down(&o->res)) {
-			PQclear(r);
-			p[0] = o->merchant;
-			p[1] = delay;
-			p[2] = o->id;
-			if ((r = db_run(w->db, WH_DEFER, 3, p, &e)) != NULL)
-				o->deferred = atol(PQcmdTuples(r));
-		}
+	for (k = 0; k < n && rc == 0; k++) {
+		if (webhook_sign(secrets[k], id, stamp, PQgetvalue(claim, i, WH_CLAIM_BODY),
+		    (size_t)PQgetlength(claim, i, WH_CLAIM_BODY), sig) != 0) {
+			snprintf(res->error, sizeof(res->error), "cannot sign the event");
+			rc = -1;
+		} else
+			len += (size_t)snprintf(out + len, outlen - len, "%s%s", k ? " " : "", sig);
 	}
-	if (r != NULL)
-		rc = 0;
-out:
-	PQclear(r);
+	crypto_wipe(secrets, sizeof(secrets));
 	return rc;
 }
 
-/* After an empty scan: when the next event falls due. 0, or -1 on a database failure. */
+/* Starts the delivery of claim row i; one that cannot start is over at once. */
+static void
+start(struct webhook *w, const PGresult *claim, int i)
+{
+	char sig[2 * WEBHOOK_SIGNATURE_MAX + 2];
+	struct webhook_result res;
+	struct flight *f;
+	long long stamp = (long long)time(NULL);
+
+	memset(&res, 0, sizeof(res));
+	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		log_msg(LOG_LVL_ERROR, NULL, "out of memory; the claimed events come back when "
+		    "their leases end");
+		return;
+	}
+	snprintf(f->id, sizeof(f->id), "%s", PQgetvalue(claim, i, WH_CLAIM_ID));
+	snprintf(f->merchant, sizeof(f->merchant), "%s", PQgetvalue(claim, i, WH_CLAIM_MERCHANT));
+	f->attempts = atoi(PQgetvalue(claim, i, WH_CLAIM_ATTEMPTS));
+	if (!PQgetisnull(claim, i, WH_CLAIM_URL))
+		f->url = strdup(PQgetvalue(claim, i, WH_CLAIM_URL));
+	f->held = !PQgetisnull(claim, i, WH_CLAIM_OPEN_UNTIL);
+	if (f->held)
+		snprintf(res.error, sizeof(res.error), "not sent: the endpoint keeps failing; its "
+		    "circuit breaker is open until %s", PQgetvalue(claim, i, WH_CLAIM_OPEN_UNTIL));
+	else if (f->url == NULL)
+		snprintf(res.error, sizeof(res.error), PQgetisnull(claim, i, WH_CLAIM_URL) ?
+		    "merchant has no webhook_url" : "out of memory");
+	else if (signature(w, claim, i, f->id, stamp, sig, sizeof(sig), &res) == 0 &&
+	    webhook_post_start(w->post, f->url, f->id, stamp, sig, PQgetvalue(claim, i,
+	    WH_CLAIM_BODY), (size_t)PQgetlength(claim, i, WH_CLAIM_BODY), f, &res) == 0)
+		return;
+	finish(w, f, false, &res);
+}
+
+/* After a claim that found nothing: when to look again. 0, or -1 on a database failure. */
 static int
 note_next_due(struct webhook *w)
 {
 	PGresult *r;
 	enum err e;
 
-	if ((r = db_run(w->db, WH_NEXT_DUE, 0, NULL, &e)) == NULL)
+	if ((r = db_run(w->db, WH_NEXT_DUE, 0, NULL, &e)) == NULL) {
+		w->claim_at = mono_ms() + CLAIM_BACKOFF_MS;
 		return -1;
+	}
+	w->due_ms = -1;
 	if (!PQgetisnull(r, 0, WH_NEXT_DUE_MS))
 		w->due_ms = atol(PQgetvalue(r, 0, WH_NEXT_DUE_MS)) < 0 ? 0 :
 		    atol(PQgetvalue(r, 0, WH_NEXT_DUE_MS));
 	PQclear(r);
+	w->claim_at = mono_ms() + (w->due_ms >= 0 && w->due_ms < w->cfg->webhook_poll_interval *
+	    1000 ? w->due_ms : w->cfg->webhook_poll_interval * 1000);
 	return 0;
 }
 
-static void
-log_outcome(const struct outcome *o)
+int
+webhook_claim(struct webhook *w)
 {
-	char err[sizeof(o->res.error) * 4], next[64] = "";
-
-	if (o->delay >= 0 && strcmp(o->result, "retry") == 0)
-		snprintf(next, sizeof(next), " retry_in=%lds deferred=%ld", o->delay, o->deferred);
-	log_msg(strcmp(o->result, "delivered") == 0 ? LOG_LVL_INFO : LOG_LVL_WARN, NULL,
-	    "webhook event=%s merchant=%s attempt=%d http=%ld result=%s dur_ms=%ld%s%s%s",
-	    o->id, o->merchant, o->attempt, o->res.http_status, o->result, o->res.duration_ms,
-	    next, o->res.error[0] ? " error=" : "", log_escape(o->res.error, err, sizeof(err)));
-}
-
-/* Takes a free delivery slot of the merchant; 1 when got, 0 when all are busy, -1. */
-static int
-take_slot(struct webhook *w, const char *merchant)
-{
-	char slot[8];
-	const char *p[2] = { merchant, slot };
+	char max[24], per[24], lease[24];
+	const char *p[4] = { w->owner, max, per, lease };
+	long room = w->cfg->webhook_max_in_flight - (long)webhook_in_flight(w);
 	PGresult *r;
 	enum err e;
-	int i, got = 0;
+	int i, n;
 
-	for (i = 0; i < MERCHANT_SLOTS && !got; i++) {
-		snprintf(slot, sizeof(slot), "%d", i);
-		if ((r = db_run(w->db, WH_SLOT, 2, p, &e)) == NULL)
-			return -1;
-		got = strcmp(PQgetvalue(r, 0, WH_SLOT_TAKEN), "t") == 0;
-		PQclear(r);
+	if (room <= 0 || mono_ms() < w->claim_at)
+		return 0;
+	snprintf(max, sizeof(max), "%ld", room < CLAIM_BATCH ? room : CLAIM_BATCH);
+	snprintf(per, sizeof(per), "%ld", w->cfg->webhook_endpoint_in_flight);
+	snprintf(lease, sizeof(lease), "%ld", w->cfg->webhook_timeout + LEASE_MARGIN);
+	if ((r = db_run(w->db, WH_CLAIM, 4, p, &e)) == NULL) {
+		/* Logged by db_run; not again at once, or a refusal would spin. */
+		w->claim_at = mono_ms() + CLAIM_BACKOFF_MS;
+		return -1;
 	}
-	return got;
+	n = PQntuples(r);
+	for (i = 0; i < n; i++)
+		start(w, r, i);
+	PQclear(r);
+	/* A full batch may leave more behind: claim again at once. */
+	if (n == 0)
+		return note_next_due(w) == 0 ? 0 : -1;
+	w->claim_at = n < atoi(max) ? mono_ms() + w->cfg->webhook_poll_interval * 1000 : 0;
+	return n;
 }
 
-/*
- * Claims the oldest due event of a merchant with a free delivery slot into *claim (no
- * rows: nothing to do now). Events of busy merchants it passed over stay locked by this
- * transaction, which only keeps other senders off what they could not send either.
- * 0, or -1 on a database failure.
- */
+void
+webhook_wake(struct webhook *w)
+{
+	w->claim_at = 0;
+}
+
+static void
+log_outcome(const struct flight *f)
+{
+	char err[sizeof(f->res.error) * 4], next[48] = "";
+
+	if (strcmp(f->result, "retry") == 0)
+		snprintf(next, sizeof(next), " retry_in=%lds", f->delay);
+	log_msg(f->ok ? LOG_LVL_INFO : LOG_LVL_WARN, NULL,
+	    "webhook event=%s merchant=%s attempt=%d http=%ld result=%s dur_ms=%ld%s%s%s",
+	    f->id, f->merchant, f->attempts + 1, f->res.http_status, f->result,
+	    f->res.duration_ms, next, f->res.error[0] ? " error=" : "",
+	    log_escape(f->res.error, err, sizeof(err)));
+}
+
+/* The breaker settings as text: $10 and $11 of WH_RECORD. */
+struct breaker_text {
+	char failures[24], cooldown[24];
+};
+
+/* Records the finished deliveries in one statement. 0, or -1 (they stay to record). */
 static int
-claim_free_slot(struct webhook *w, PGresult **claim)
+record(struct webhook *w)
 {
-	char busy[CLAIM_TRIES * 21 + 3] = "{}";
-	const char *p[1] = { busy };
-	size_t len = 1;
+	struct pgarray a[8];
+	struct breaker_text b;
+	const char *p[11];
+	PGresult *r;
 	enum err e;
-	int tries, got;
-
-	for (tries = 0; tries < CLAIM_TRIES; tries++) {
-		if ((*claim = db_run(w->db, WH_CLAIM, 1, p, &e)) == NULL)
-			return -1;
-		if (PQntuples(*claim) == 0)
-			return 0;
-		if ((got = take_slot(w, PQgetvalue(*claim, 0, WH_CLAIM_MERCHANT))) != 0)
-			return got < 0 ? -1 : 0;
-		len += (size_t)snprintf(busy + len, sizeof(busy) - len, "%s%s}",
-		    len > 1 ? "," : "", PQgetvalue(*claim, 0, WH_CLAIM_MERCHANT)) - 1;
-		PQclear(*claim);
-		*claim = NULL;
-	}
-	/* Every candidate's merchant is busy: nothing this sender can do until one is done. */
-	*claim = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
-	return *claim == NULL ? -1 : 0;
-}
-
-/*
- * The row lock is held through the HTTP call, and claim, attempt and outcome commit
- * together. That is what keeps a second daemon from sending the same attempt (SKIP LOCKED
- * passes the row while we hold it), and a daemon that dies mid-call leaves the event due,
- * not lost: it is sent again, with the same webhook-id. The cost is one open transaction
- * per daemon for at most webhook_timeout seconds.
- */
-int
-webhook_deliver_next(struct webhook *w)
-{
-	PGresult *claim = NULL;
-	struct outcome o;
+	size_t i, k;
 	int rc = -1;
 
-	w->due_ms = -1;
-	if (db_begin(w->db) != ERR_OK)
-		return -1;
-	if (claim_free_slot(w, &claim) != 0)
+	for (k = 0; k < 8; k++)
+		pgarray_init(&a[k]);
+	for (i = 0; i < w->ndone; i++) {
+		const struct flight *f = w->done[i];
+
+		pgarray_add(&a[0], f->id);
+		pgarray_add(&a[1], f->result);
+		pgarray_add_int(&a[2], f->delay < 0 ? 0 : f->delay);
+		pgarray_add(&a[3], f->url != NULL ? f->url : "");
+		if (f->res.http_status > 0)
+			pgarray_add_int(&a[4], f->res.http_status);
+		else
+			pgarray_add(&a[4], NULL);
+		pgarray_add(&a[5], f->ok ? NULL : f->res.error);
+		pgarray_add_int(&a[6], f->res.duration_ms);
+		pgarray_add(&a[7], !f->ok && !f->held && endpoint_down(&f->res) ? "t" : "f");
+	}
+	p[0] = w->owner;
+	for (k = 0; k < 8; k++)
+		if ((p[k + 1] = pgarray_end(&a[k])) == NULL)
+			goto out;
+	snprintf(b.failures, sizeof(b.failures), "%ld", w->cfg->webhook_breaker_failures);
+	snprintf(b.cooldown, sizeof(b.cooldown), "%ld", w->cfg->webhook_breaker_cooldown);
+	p[9] = b.failures;
+	p[10] = b.cooldown;
+	if ((r = db_run(w->db, WH_RECORD, 11, p, &e)) == NULL)
 		goto out;
-	if (PQntuples(claim) == 0)
-		rc = note_next_due(w);
-	else if (attempt(w, claim, &o) == 0)
-		rc = 1;
-	if (rc >= 0 && db_commit(w->db) != ERR_OK) {
-		if (rc == 1)
-			log_msg(LOG_LVL_ERROR, NULL, "webhook event=%s: attempt not recorded; it "
-			    "will be made again", o.id);
-		rc = -1;
-	} else if (rc == 1)
-		log_outcome(&o);
+	PQclear(r);
+	for (i = 0; i < w->ndone; i++) {
+		log_outcome(w->done[i]);
+		flight_free(w->done[i]);
+	}
+	w->ndone = 0;
+	/* Room, and perhaps the merchant's next events: look at once. */
+	w->claim_at = 0;
+	rc = 0;
 out:
-	if (rc < 0)
-		db_rollback(w->db);
-	PQclear(claim);
+	for (k = 0; k < 8; k++)
+		pgarray_free(&a[k]);
 	return rc;
+}
+
+int
+webhook_run(struct webhook *w)
+{
+	int n = webhook_post_run(w->post, on_done, w);
+
+	if (w->ndone > 0 && db_ready(w->db) && record(w) != 0)
+		log_msg(LOG_LVL_ERROR, NULL, "%zu attempts not recorded yet; kept to record when "
+		    "the database answers", w->ndone);
+	return n;
 }
 
 int
@@ -356,6 +462,8 @@ webhook_drain(struct webhook *w)
 		count++;
 		PQfreemem(n);
 	}
+	if (count > 0)
+		w->claim_at = 0;
 	return count;
 }
 
@@ -369,19 +477,19 @@ sound(const struct webhook *w)
 }
 
 int
-webhook_socket(const struct webhook *w)
+webhook_wait(struct webhook *w, int wake_fd, long max_ms)
 {
-	return sound(w) != NULL ? PQsocket(sound(w)) : -1;
-}
-
-long
-webhook_wait_ms(const struct webhook *w, long max_ms)
-{
-	long left;
+	int fds[2] = { sound(w) != NULL ? PQsocket(sound(w)) : -1, wake_fd };
+	long ms = max_ms;
+	long long left;
 
 	if (sound(w) == NULL) {
-		left = db_retry_ms(w->db);
-		return left > max_ms ? max_ms : left;
+		ms = db_retry_ms(w->db);
+	} else if (webhook_in_flight(w) < (size_t)w->cfg->webhook_max_in_flight) {
+		left = w->claim_at - mono_ms();
+		ms = left < 0 ? 0 : (long)left;
 	}
-	return w->due_ms >= 0 && w->due_ms < max_ms ? w->due_ms : max_ms;
+	if (ms > max_ms)
+		ms = max_ms;
+	return webhook_post_wait(w->post, fds, 2, ms);
 }

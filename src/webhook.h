@@ -7,11 +7,11 @@
 #include "config.h"
 
 /*
- * The delivery side of the webhook outbox, for marketpay-webhookd: one database handle (db.h)
- * with the daemon's statements (webhook_sql.h), listening on marketpay_webhooks, and one HTTP
- * client. Each
- * event is claimed, POSTed and recorded in one transaction of its own (see
- * webhook_deliver_next).
+ * The delivery side of the webhook outbox, for one sender of marketpay-webhookd: one
+ * database handle (db.h) with the daemon's statements (webhook_sql.h), listening on
+ * marketpay_webhooks, and many HTTP requests in flight at once (webhook_post.h). Events are
+ * leased in batches (webhook_claim), sent, and their attempts recorded in batches as they
+ * finish (webhook_run); no transaction stays open while a request is in flight.
  */
 struct webhook;
 
@@ -35,31 +35,44 @@ int webhook_check(const struct config *cfg, char *err, size_t errlen);
 bool webhook_ready(struct webhook *w);
 
 /*
- * Claims the oldest due event nobody else holds and makes one delivery attempt: sign, POST,
- * record the attempt, then mark the event delivered, due again later, or dead, all in one
- * transaction that holds the event's row lock throughout. Returns 1 after an attempt, 0
- * when nothing is due, -1 on a database failure (the transaction is rolled back, so the
- * event stays due; a lost connection is dropped for webhook_ready to re-open).
+ * Leases due events (fairly across merchants, within each endpoint's in-flight limit and
+ * breaker, as many as webhook_max_in_flight leaves room for) and starts their deliveries,
+ * unless it is not yet time to look again: after an empty claim, not before the next event
+ * or breaker falls due or webhook_poll_interval passes, unless a notification, a finished
+ * delivery or webhook_wake says otherwise. Returns how many started, or -1 on a database
+ * failure.
  */
-int webhook_deliver_next(struct webhook *w);
+int webhook_claim(struct webhook *w);
+
+/* Makes the next webhook_claim look at once. */
+void webhook_wake(struct webhook *w);
+
+/*
+ * Moves the requests in flight on, without waiting, and records those that finished (the
+ * attempt, then the event delivered, due again later, or dead; the endpoint's breaker), in
+ * one statement. Attempts not recorded because the database is away are kept and recorded
+ * by a later call. Returns how many requests finished.
+ */
+int webhook_run(struct webhook *w);
+
+/* Requests in flight; finished attempts not recorded yet. */
+size_t webhook_in_flight(const struct webhook *w);
+size_t webhook_unrecorded(const struct webhook *w);
 
 /*
  * Reads what the server sent and throws the notifications away. Returns how many there
  * were (each may be an event to deliver), or -1 when the connection turned out lost (the
- * next webhook_ready says so and re-opens it; webhook_wait_ms does not wait for that).
+ * next webhook_ready says so and re-opens it). Notifications make the next claim look at once.
  */
 int webhook_drain(struct webhook *w);
 
 /* The database handle of w, for the expiry sweep (webhook_expire.h). */
 struct db *webhook_db(struct webhook *w);
 
-/* The connection's socket to wait on for notifications, or -1 when not connected. */
-int webhook_socket(const struct webhook *w);
-
 /*
- * How long to wait, at most max_ms: until the next reconnection try when not connected,
- * else until the next retry falls due as the last empty scan saw it.
+ * Waits at most max_ms for something to do: a request in flight moving, a notification,
+ * wake_fd readable, the next claim or reconnection falling due. 0, or -1.
  */
-long webhook_wait_ms(const struct webhook *w, long max_ms);
+int webhook_wait(struct webhook *w, int wake_fd, long max_ms);
 
 #endif

@@ -5,8 +5,9 @@
 #include <stddef.h>
 
 /*
- * One HTTP client for webhook deliveries (the only libcurl user), which signs what it sends;
- * its connections are reused.
+ * The HTTP side of webhook deliveries (the only libcurl user): many POSTs in flight at once
+ * on one libcurl multi handle, driven by the caller's event loop; connections to an
+ * endpoint are kept and reused.
  */
 struct webhook_post;
 
@@ -24,16 +25,33 @@ struct webhook_result {
  */
 struct webhook_post *webhook_post_new(long timeout, bool allow_private);
 
-/* Closes the client's connections and frees it (NULL is fine). */
+/* Abandons the requests in flight, closes the connections and frees p (NULL is fine). */
 void webhook_post_free(struct webhook_post *p);
 
 /*
- * POSTs len bytes of body, event id, to url (http or https only, redirects not followed),
- * signed with secret as Standard Webhooks has it: webhook-id, webhook-timestamp (now) and
- * webhook-signature headers. Returns 1 when the answer was 2xx, else 0; res says what
- * happened either way.
+ * Starts POSTing len bytes of body (copied) to url (http or https only, redirects not
+ * followed) with the Standard Webhooks headers webhook-id: id, webhook-timestamp: stamp and
+ * webhook-signature: signature. tag comes back with the result (webhook_post_run). Returns
+ * 0, or -1 with res filled when the request cannot even start (it is then over).
  */
-int webhook_post_send(struct webhook_post *p, const char *url, const char *secret,
-    const char *id, const char *body, size_t len, struct webhook_result *res);
+int webhook_post_start(struct webhook_post *p, const char *url, const char *id,
+    long long stamp, const char *signature, const char *body, size_t len, void *tag,
+    struct webhook_result *res);
+
+/* How many requests are in flight. */
+size_t webhook_post_running(const struct webhook_post *p);
+
+/*
+ * Moves the requests on as far as they go without waiting and hands each finished one to
+ * done with its tag and result (ok: a 2xx came). Returns how many finished.
+ */
+int webhook_post_run(struct webhook_post *p,
+    void (*done)(void *arg, void *tag, bool ok, const struct webhook_result *res), void *arg);
+
+/*
+ * Waits at most ms for the requests in flight to have something to do, or for one of the
+ * nfds descriptors in fds to become readable (negative ones are left out). 0, or -1.
+ */
+int webhook_post_wait(struct webhook_post *p, const int *fds, size_t nfds, long ms);
 
 #endif

@@ -9,34 +9,28 @@
  */
 enum webhook_stmt {
 	WH_CLAIM,
-	WH_SLOT,
-	WH_ATTEMPT,
-	WH_DELIVERED,   /* no rows */
-	WH_RETRY,       /* no rows */
-	WH_DEAD,        /* no rows */
+	WH_RECORD,
 	WH_NEXT_DUE,
-	WH_DEFER,       /* no rows; PQcmdTuples counts the events deferred */
 	WH_EXPIRE,
 	WH_STMT__MAX
 };
 
-/* WH_CLAIM: the event, its merchant's endpoint and sealed secret (bytea, or NULL) */
+/* WH_CLAIM: an event leased to this sender, its merchant's endpoint and sealed secrets */
 enum wh_claim_col {
 	WH_CLAIM_ID,
 	WH_CLAIM_MERCHANT,
 	WH_CLAIM_BODY,
 	WH_CLAIM_ATTEMPTS,
 	WH_CLAIM_URL,
-	WH_CLAIM_SECRET
+	WH_CLAIM_SECRET,     /* bytea, or NULL */
+	WH_CLAIM_PREVIOUS,   /* bytea: the previous secret within its rotation window, or NULL */
+	WH_CLAIM_OPEN_UNTIL  /* set when the endpoint's breaker is open: fail it, do not send */
 };
 
-/* WH_SLOT: "t" when the slot was free and is now held */
-enum wh_slot_col { WH_SLOT_TAKEN };
+/* WH_RECORD: how many of the events changed state (the others' leases had run out) */
+enum wh_record_col { WH_RECORD_CHANGED };
 
-/* WH_ATTEMPT: the attempt's number */
-enum wh_attempt_col { WH_ATTEMPT_NUMBER };
-
-/* WH_NEXT_DUE: milliseconds until the next pending event falls due, NULL when none */
+/* WH_NEXT_DUE: milliseconds until the next event or breaker falls due, NULL when none */
 enum wh_next_due_col { WH_NEXT_DUE_MS };
 
 /* WH_EXPIRE: how many sessions the sweep expired */
