@@ -46,6 +46,8 @@ const struct config_key config_keys[] = {
 	{ "webhook_poll_interval", CONFIG_LONG, OFF(webhook_poll_interval), 1, 3600, "5" },
 	{ "webhook_senders",     CONFIG_LONG,  OFF(webhook_senders), 1, 64, "4" },
 	{ "webhook_allow_private", CONFIG_LONG, OFF(webhook_allow_private), 0, 1, "0" },
+	{ "webhook_secret_rotation_window", CONFIG_LONG, OFF(webhook_secret_rotation_window), 0,
+	  30 * 86400, "86400" },
 	{ "expire_interval",     CONFIG_LONG,  OFF(expire_interval), 1, 60, "30" },
 };
 

@@ -42,6 +42,8 @@ struct config {
 	long webhook_poll_interval; /* seconds between scans when no NOTIFY arrives */
 	long webhook_senders;      /* delivery processes of one marketpay-webhookd */
 	long webhook_allow_private; /* 1: webhooks may go to loopback, private, ... addresses */
+	long webhook_secret_rotation_window; /* seconds a rotated-out secret still signs
+	                                      * (marketpayctl db migrate stores it) */
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
 };
 
