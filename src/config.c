@@ -51,6 +51,8 @@ const struct config_key config_keys[] = {
 	{ "webhook_breaker_failures", CONFIG_LONG, OFF(webhook_breaker_failures), 1, 1000, "5" },
 	{ "webhook_breaker_cooldown", CONFIG_LONG, OFF(webhook_breaker_cooldown), 1, 3600, "30" },
 	{ "webhook_allow_private", CONFIG_LONG, OFF(webhook_allow_private), 0, 1, "0" },
+	{ "webhook_secret_rotation_window", CONFIG_LONG, OFF(webhook_secret_rotation_window), 0,
+	  30 * 86400, "86400" },
 	{ "expire_interval",     CONFIG_LONG,  OFF(expire_interval), 1, 60, "30" },
 };
 

@@ -46,6 +46,8 @@ struct config {
 	long webhook_breaker_failures; /* consecutive endpoint failures that open its breaker */
 	long webhook_breaker_cooldown; /* seconds it stays open first (doubling after) */
 	long webhook_allow_private; /* 1: webhooks may go to loopback, private, ... addresses */
+	long webhook_secret_rotation_window; /* seconds a rotated-out secret still signs
+	                                      * (marketpayctl db migrate stores it) */
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
 };
 

@@ -96,14 +96,14 @@ applied(struct ctl *c, const char *name, int *yes)
 
 /*
  * Records this configuration's environment in a new database, and refuses a database that
- * serves the other one; sets the PIN policy and the redelivery rate the workers follow from
- * this configuration.
+ * serves the other one; sets the PIN policy, the redelivery rate and the secret rotation
+ * window the workers follow from this configuration.
  */
 static int
 settings(struct ctl *c)
 {
-	char v[5][24];
-	const char *p[6] = { config_env_name(&c->cfg), v[0], v[1], v[2], v[3], v[4] };
+	char v[6][24];
+	const char *p[7] = { config_env_name(&c->cfg), v[0], v[1], v[2], v[3], v[4], v[5] };
 	PGresult *r;
 	int rc;
 
@@ -112,15 +112,17 @@ settings(struct ctl *c)
 	snprintf(v[2], sizeof(v[2]), "%ld", c->cfg.pin_max_locks);
 	snprintf(v[3], sizeof(v[3]), "%ld", c->cfg.pin_max_age);
 	snprintf(v[4], sizeof(v[4]), "%ld", c->cfg.redeliveries_per_minute);
+	snprintf(v[5], sizeof(v[5]), "%ld", c->cfg.webhook_secret_rotation_window);
 	if ((r = ctl_exec(c, "settings", "INSERT INTO mp_settings AS s (environment,"
 	    " pin_max_attempts, pin_lock_seconds, pin_max_locks, pin_max_age,"
-	    " redeliveries_per_minute)"
-	    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET"
+	    " redeliveries_per_minute, webhook_secret_rotation_window)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO UPDATE SET"
 	    " pin_max_attempts = EXCLUDED.pin_max_attempts,"
 	    " pin_lock_seconds = EXCLUDED.pin_lock_seconds, pin_max_locks = EXCLUDED.pin_max_locks,"
 	    " pin_max_age = EXCLUDED.pin_max_age,"
-	    " redeliveries_per_minute = EXCLUDED.redeliveries_per_minute"
-	    " WHERE s.environment = EXCLUDED.environment RETURNING environment", 6, p)) == NULL)
+	    " redeliveries_per_minute = EXCLUDED.redeliveries_per_minute,"
+	    " webhook_secret_rotation_window = EXCLUDED.webhook_secret_rotation_window"
+	    " WHERE s.environment = EXCLUDED.environment RETURNING environment", 7, p)) == NULL)
 		return 1;
 	rc = PQntuples(r) == 1 ? 0 : ctl_check_environment(c);
 	PQclear(r);

@@ -18,36 +18,55 @@ is_event_id(const char *s)
 	    strspn(s + 4, "0123456789abcdef") == EVENT_ID_LEN - 4;
 }
 
-/* Sets url and, unless keep, a new secret; the secret goes to stdout. Returns exit status. */
+/*
+ * A new secret into secret and, sealed under secrets_key_file, as bytea hex into hex.
+ * Returns 0, or 1 after saying why (the caller wipes secret either way).
+ */
+static int
+new_secret(struct ctl *c, char secret[WEBHOOK_SECRET_MAX],
+    char hex[2 + 2 * WEBHOOK_SEALED_MAX + 1])
+{
+	unsigned char key[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
+	size_t len;
+	int rc = 1;
+
+	if (crypto_load_key(c->cfg.secrets_key_file, key) != 0) {
+		ctl_fail("secrets_key_file %s: cannot read exactly %d bytes",
+		    c->cfg.secrets_key_file, CRYPTO_KEY_LEN);
+		goto out;
+	}
+	if (webhook_sign_secret_new(secret) != 0 ||
+	    webhook_sign_seal(key, secret, sealed, &len) != 0) {
+		ctl_fail("cannot make a secret: no random bytes or cipher failure");
+		goto out;
+	}
+	crypto_bytea_hex(sealed, len, hex);
+	rc = 0;
+out:
+	crypto_wipe(key, sizeof(key));
+	return rc;
+}
+
+/*
+ * Sets url and, unless keep, a new secret; the secret goes to stdout. A new secret this way
+ * replaces the old one at once, and ends a rotation window. Returns exit status.
+ */
 static int
 set_webhook(struct ctl *c, const char *id, const char *url, int keep)
 {
-	unsigned char key[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
 	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
 	const char *p[3] = { id, url, hex };
 	PGresult *r = NULL;
-	size_t len;
 	int rc = 1;
 
 	if (keep)
 		r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_url = $2"
 		    " WHERE id = $1::bigint AND webhook_secret_sealed IS NOT NULL RETURNING id",
 		    2, p);
-	else {
-		if (crypto_load_key(c->cfg.secrets_key_file, key) != 0) {
-			ctl_fail("secrets_key_file %s: cannot read exactly %d bytes",
-			    c->cfg.secrets_key_file, CRYPTO_KEY_LEN);
-			goto out;
-		}
-		if (webhook_sign_secret_new(secret) != 0 ||
-		    webhook_sign_seal(key, secret, sealed, &len) != 0) {
-			ctl_fail("cannot make a secret: no random bytes or cipher failure");
-			goto out;
-		}
-		crypto_bytea_hex(sealed, len, hex);
+	else if (new_secret(c, secret, hex) == 0)
 		r = ctl_exec(c, "merchant webhook", "UPDATE merchants SET webhook_url = $2,"
-		    " webhook_secret_sealed = $3::bytea WHERE id = $1::bigint RETURNING id", 3, p);
-	}
+		    " webhook_secret_sealed = $3::bytea, webhook_secret_previous_sealed = NULL,"
+		    " webhook_secret_previous_until = NULL WHERE id = $1::bigint RETURNING id", 3, p);
 	if (r == NULL)
 		goto out;
 	if (PQntuples(r) != 1) {
@@ -59,7 +78,30 @@ set_webhook(struct ctl *c, const char *id, const char *url, int keep)
 		printf("%s\n", secret);
 	rc = 0;
 out:
-	crypto_wipe(key, sizeof(key));
+	crypto_wipe(secret, sizeof(secret));
+	PQclear(r);
+	return rc;
+}
+
+/*
+ * Rotates the merchant's secret (mp_rotate_webhook_secret): the new one goes to stdout, the
+ * old one still signs for the database's rotation window. Returns exit status.
+ */
+static int
+rotate_secret(struct ctl *c, const char *id)
+{
+	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
+	const char *p[2] = { id, hex };
+	PGresult *r = NULL;
+	int rc = 1;
+
+	if (new_secret(c, secret, hex) != 0 || (r = ctl_exec(c, "merchant webhook",
+	    "SELECT mp_rotate_webhook_secret($1::bigint, $2::bytea)", 2, p)) == NULL)
+		goto out;
+	/* Shown this once: only the sealed form is stored. */
+	printf("%s\n", secret);
+	rc = 0;
+out:
 	crypto_wipe(secret, sizeof(secret));
 	PQclear(r);
 	return rc;
@@ -99,7 +141,7 @@ ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 {
 	const char *url = NULL, *events = NULL;
 	char why[512], types[EVENT_TYPES_ARRAY_MAX];
-	int i, keep = 0;
+	int i, keep = 0, rotate = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
@@ -108,20 +150,25 @@ ctl_merchant_webhook(struct ctl *c, int argc, char **argv)
 			events = argv[++i];
 		else if (strcmp(argv[i], "--keep-secret") == 0)
 			keep = 1;
+		else if (strcmp(argv[i], "--rotate-secret") == 0)
+			rotate = 1;
 		else
 			break;
 	}
-	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc || (url == NULL && events == NULL) ||
-	    (url == NULL && keep))
+	if (argc < 1 || !ctl_is_id(argv[0]) || i < argc ||
+	    (url == NULL && events == NULL && !rotate) || (url == NULL && keep) ||
+	    (rotate && url != NULL))
 		return ctl_fail("usage: marketpayctl merchant webhook MERCHANT_ID "
-		    "[--url URL [--keep-secret]] [--events TYPE,...|all]");
+		    "[--url URL [--keep-secret] | --rotate-secret] [--events TYPE,...|all]");
 	if (url != NULL && !webhook_url_check(url, &c->cfg, why, sizeof(why)))
 		return ctl_fail("--url %s", why);
 	if (events != NULL && event_types_parse(events, types, why, sizeof(why)) != 0)
 		return ctl_fail("--events: %s", why);
 	/* The subscription first: a new secret is printed only once all is stored. */
-	if (events != NULL && set_events(c, argv[0], types, url == NULL) != 0)
+	if (events != NULL && set_events(c, argv[0], types, url == NULL && !rotate) != 0)
 		return 1;
+	if (rotate)
+		return rotate_secret(c, argv[0]);
 	return url == NULL ? 0 : set_webhook(c, argv[0], url, keep);
 }
 

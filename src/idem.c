@@ -46,6 +46,52 @@ request_hash(const struct req *req, char *out, bool bytea)
 	return 0;
 }
 
+/*
+ * A reply that shows a secret, sealed under the secrets key for storing: base64 of nonce,
+ * ciphertext and tag. Returns text the caller frees, or NULL (no key, ENOMEM, cipher).
+ */
+static char *
+seal_reply(const struct app *app, const struct req *req)
+{
+	unsigned char *sealed;
+	char *text = NULL;
+
+	if (!app->have_secret || (sealed = malloc(req->resp_len + CRYPTO_SEAL_OVERHEAD)) == NULL)
+		return NULL;
+	if (crypto_seal(app->secret, (const unsigned char *)req->resp, req->resp_len, sealed) == 0)
+		text = crypto_base64(sealed, req->resp_len + CRYPTO_SEAL_OVERHEAD);
+	free(sealed);
+	return text;
+}
+
+/*
+ * Replays a stored reply that seal_reply made into req (status). Returns ERR_OK, or
+ * ERR_UNAVAILABLE without the key, ERR_INTERNAL when it does not open (another key).
+ */
+static enum err
+replay_sealed(const struct app *app, struct req *req, int status, const char *text)
+{
+	unsigned char *sealed = NULL, *plain = NULL;
+	size_t len = 0;
+	enum err e = ERR_INTERNAL;
+
+	if (!app->have_secret)
+		return ERR_UNAVAILABLE;
+	if ((sealed = crypto_unbase64(text, &len)) == NULL || len <= CRYPTO_SEAL_OVERHEAD ||
+	    (plain = malloc(len - CRYPTO_SEAL_OVERHEAD)) == NULL ||
+	    crypto_open(app->secret, sealed, len, plain) != 0)
+		goto out;
+	req->secret_reply = true;
+	e = req_reply(req, status, "application/json", (const char *)plain,
+	    len - CRYPTO_SEAL_OVERHEAD) == 0 ? ERR_OK : ERR_NOMEM;
+out:
+	if (plain != NULL)
+		crypto_wipe(plain, len - CRYPTO_SEAL_OVERHEAD);
+	free(plain);
+	free(sealed);
+	return e;
+}
+
 static void
 fail_db(struct app *app, struct req *req, enum err e)
 {
@@ -60,6 +106,7 @@ idem_begin(struct app *app, struct req *req)
 	const char *p[3];
 	PGresult *r = NULL;
 	enum err e;
+	int status;
 
 	if (req->idempotency_key == NULL)
 		return true;
@@ -96,9 +143,17 @@ idem_begin(struct app *app, struct req *req)
 	if (strcmp(hash, PQgetvalue(r, 0, IDEM_GET_HASH)) != 0)
 		req_fail(req, 422, "Idempotency-Key was already used with a different request");
 	else {
-		req_reply(req, atoi(PQgetvalue(r, 0, IDEM_GET_STATUS)), "application/json",
-		    PQgetvalue(r, 0, IDEM_GET_BODY), (size_t)PQgetlength(r, 0, IDEM_GET_BODY));
-		req_add_header(req, "Idempotent-Replayed", "true");
+		status = atoi(PQgetvalue(r, 0, IDEM_GET_STATUS));
+		e = ERR_OK;
+		if (strcmp(PQgetvalue(r, 0, IDEM_GET_SEALED), "t") == 0)
+			e = replay_sealed(app, req, status, PQgetvalue(r, 0, IDEM_GET_BODY));
+		else
+			req_reply(req, status, "application/json", PQgetvalue(r, 0, IDEM_GET_BODY),
+			    (size_t)PQgetlength(r, 0, IDEM_GET_BODY));
+		if (e == ERR_OK)
+			req_add_header(req, "Idempotent-Replayed", "true");
+		else
+			req_fail_err(req, e);
 	}
 	db_rollback(app->db);
 	PQclear(r);
@@ -112,8 +167,8 @@ fail:
 bool
 idem_end(struct app *app, struct req *req)
 {
-	char status[8], hash[2 + 2 * CRYPTO_SHA256_LEN + 1];
-	const char *p[5];
+	char status[8], hash[2 + 2 * CRYPTO_SHA256_LEN + 1], *sealed = NULL;
+	const char *p[6];
 	PGresult *r = NULL;
 	enum err e = ERR_OK;
 
@@ -132,18 +187,27 @@ idem_end(struct app *app, struct req *req)
 		e = ERR_NOMEM;
 		goto fail;
 	}
+	/* A reply that shows a secret is stored only sealed: no secret in the clear at rest. */
+	if (req->secret_reply && (sealed = seal_reply(app, req)) == NULL) {
+		e = ERR_INTERNAL;
+		goto fail;
+	}
 	p[0] = req->merchant;
 	p[1] = req->idempotency_key;
 	p[2] = hash;
 	p[3] = status;
-	p[4] = req->resp;
-	if ((r = db_run(app->db, DB_IDEM_PUT, 5, p, &e)) == NULL)
+	p[4] = sealed != NULL ? sealed : req->resp;
+	p[5] = sealed != NULL ? "true" : "false";
+	if ((r = db_run(app->db, DB_IDEM_PUT, 6, p, &e)) == NULL)
 		goto fail;
 	PQclear(r);
+	free(sealed);
+	sealed = NULL;
 	if ((e = db_commit(app->db)) != ERR_OK)
 		goto fail;
 	return true;
 fail:
+	free(sealed);
 	fail_db(app, req, e);
 	return false;
 }

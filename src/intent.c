@@ -56,7 +56,8 @@ intent_call(struct app *app, struct req *req, int stmt, int n, const char *const
 	state = db_sqlstate(app->db);
 	if (strcmp(state, SQLSTATE_NOT_FOUND) == 0)
 		req_fail(req, 404, "%s", notfound);
-	else if (strncmp(state, "MP03", 4) == 0 || strcmp(state, SQLSTATE_NO_ENDPOINT) == 0)
+	else if (strncmp(state, "MP03", 4) == 0 || strcmp(state, SQLSTATE_NO_ENDPOINT) == 0 ||
+	    strcmp(state, SQLSTATE_NO_SECRET) == 0)
 		req_fail(req, 400, "%s", db_message(app->db));
 	else if (strcmp(state, SQLSTATE_IN_FLIGHT) == 0)
 		req_fail(req, 409, "%s", db_message(app->db));

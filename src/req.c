@@ -4,9 +4,21 @@
 #include <string.h>
 #include <strings.h>
 
+#include "crypto.h"
 #include "err.h"
 #include "json.h"
 #include "req.h"
+
+/* Frees the response body, wiped first when it shows a secret. */
+static void
+drop_resp(struct req *req)
+{
+	if (req->secret_reply && req->resp != NULL)
+		crypto_wipe(req->resp, req->resp_len);
+	free(req->resp);
+	req->resp = NULL;
+	req->resp_len = 0;
+}
 
 void
 req_free(struct req *req)
@@ -26,7 +38,7 @@ req_free(struct req *req)
 	free(req->body);
 	free(req->merchant_currency);
 	free(req->content_type_out);
-	free(req->resp);
+	drop_resp(req);
 	for (i = 0; i < req->nheaders; i++) {
 		free(req->headers[i].name);
 		free(req->headers[i].value);
@@ -47,7 +59,7 @@ req_reply(struct req *req, int status, const char *content_type, const char *bod
 	}
 	memcpy(copy, body, len);
 	copy[len] = '\0';
-	free(req->resp);
+	drop_resp(req);
 	free(req->content_type_out);
 	req->resp = copy;
 	req->resp_len = len;

@@ -63,6 +63,8 @@ struct req {
 	int64_t merchant_id;   /* 0 = not authenticated */
 	char merchant[24];     /* merchant_id in decimal, for SQL parameters ("" = none) */
 	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */
+	bool secret_reply;     /* the reply shows a secret: kept for an Idempotency-Key only
+	                        * sealed (idem_end), wiped by req_free */
 	char *merchant_currency;
 	/*
 	 * The API key's digest ("\\x" and 64 hex digits; "" before auth). With auth_deferred

@@ -19,6 +19,7 @@
 #include "session.h"
 #include "settle_pin.h"
 #include "transfer.h"
+#include "webhook_endpoint.h"
 
 /* One endpoint: everything the pipeline does before and after its handler is declared here. */
 struct route {
@@ -69,6 +70,8 @@ static const struct route routes[] = {
 	  events_list, false },
 	{ "POST", "/api/v1/payment/events/", true, "/redeliver", DENY_SESSION, NULL, NULL, IDEM,
 	  event_redeliver, false },
+	{ "POST", "/api/v1/payment/webhook-endpoint/rotate-secret", false, "", DENY_SESSION, NULL,
+	  NULL, IDEM, webhook_endpoint_rotate_secret, false },
 	{ "POST", "/api/v1/payment/send-money-MultiVendor", false, "", DENY_TRANSFER, JSON,
 	  &transfer_body, IDEM, transfer_send, false },
 	{ "POST", "/api/v1/payment/transfers/", true, "/reversals", DENY_TRANSFER, JSON,

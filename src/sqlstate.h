@@ -18,7 +18,8 @@
 #define SQLSTATE_NO_ENVIRONMENT    "MP020"  /* mp_environment: never migrated */
 #define SQLSTATE_NOT_SANDBOX       "MP021"  /* mp_pay_test_card: a production database */
 /* Refunds and reversals: MP030 is a 404; the others are 400s whose message is the API's. */
-#define SQLSTATE_NOT_FOUND         "MP030"  /* no such session or transfer of the merchant */
+#define SQLSTATE_NOT_FOUND         "MP030"  /* no such session or transfer of the merchant
+                                             * (mp_rotate_webhook_secret: no such merchant) */
 #define SQLSTATE_NOT_PAID          "MP031"  /* mp_refund_session: the session is not paid */
 #define SQLSTATE_REFUND_LEFT       "MP032"  /* mp_refund_session: above what is left */
 #define SQLSTATE_MERCHANT_FUNDS    "MP033"  /* the merchant's balance short, or frozen */
@@ -33,5 +34,7 @@
 #define SQLSTATE_NO_ENDPOINT       "MP040"  /* mp_redeliver_event: no webhook URL */
 #define SQLSTATE_RATE_LIMITED      "MP041"  /* mp_redeliver_event: DETAIL the seconds to wait */
 #define SQLSTATE_IN_FLIGHT         "MP042"  /* mp_redeliver_event: being delivered now */
+/* Secret rotation (sql/015_secret_rotation.sql): a 400. */
+#define SQLSTATE_NO_SECRET         "MP043"  /* mp_rotate_webhook_secret: no secret yet */
 
 #endif

@@ -96,26 +96,41 @@ webhook_sign_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *
 	return -1;
 }
 
-int
-webhook_sign(const char *secret, const char *id, long long timestamp, const char *body,
-    size_t len, char out[WEBHOOK_SIGNATURE_MAX])
+/*
+ * The signed content of one attempt, id "." timestamp "." body (the body byte for byte), into
+ * a buffer the caller frees (its length into *msglen). NULL on ENOMEM.
+ */
+static char *
+signed_content(const char *id, long long timestamp, const char *body, size_t len,
+    size_t *msglen)
 {
-	unsigned char *key = NULL, mac[CRYPTO_SHA256_LEN];
-	char stamp[24], *msg = NULL, *text = NULL;
-	size_t keylen = 0, idlen = strlen(id), stamplen, msglen;
-	int rc = -1;
+	char stamp[24], *msg;
+	size_t idlen = strlen(id), stamplen;
 
 	stamplen = (size_t)snprintf(stamp, sizeof(stamp), "%lld", timestamp);
-	msglen = idlen + 1 + stamplen + 1 + len;
-	if ((key = secret_key(secret, &keylen)) == NULL || (msg = malloc(msglen)) == NULL)
-		goto out;
-	/* The signed content: id "." timestamp "." body, the body byte for byte. */
+	*msglen = idlen + 1 + stamplen + 1 + len;
+	if ((msg = malloc(*msglen)) == NULL)
+		return NULL;
 	memcpy(msg, id, idlen);
 	msg[idlen] = '.';
 	memcpy(msg + idlen + 1, stamp, stamplen);
 	msg[idlen + 1 + stamplen] = '.';
 	memcpy(msg + idlen + stamplen + 2, body, len);
-	if (crypto_hmac_sha256(key, keylen, msg, msglen, mac) != 0 ||
+	return msg;
+}
+
+/* "v1,<base64 HMAC>" of msg under secret into out; 0, or -1 (malformed secret, ENOMEM). */
+static int
+sign_content(const char *secret, const char *msg, size_t msglen,
+    char out[WEBHOOK_SIGNATURE_MAX])
+{
+	unsigned char *key = NULL, mac[CRYPTO_SHA256_LEN];
+	char *text = NULL;
+	size_t keylen = 0;
+	int rc = -1;
+
+	if ((key = secret_key(secret, &keylen)) == NULL ||
+	    crypto_hmac_sha256(key, keylen, msg, msglen, mac) != 0 ||
 	    (text = crypto_base64(mac, sizeof(mac))) == NULL)
 		goto out;
 	snprintf(out, WEBHOOK_SIGNATURE_MAX, "v1,%s", text);
@@ -124,7 +139,46 @@ out:
 	if (key != NULL)
 		crypto_wipe(key, keylen);
 	free(key);
-	free(msg);
 	free(text);
+	return rc;
+}
+
+int
+webhook_sign(const char *secret, const char *id, long long timestamp, const char *body,
+    size_t len, char out[WEBHOOK_SIGNATURE_MAX])
+{
+	return webhook_sign_all(&secret, 1, id, timestamp, body, len, out, WEBHOOK_SIGNATURE_MAX);
+}
+
+int
+webhook_sign_all(const char *const secrets[], size_t n, const char *id, long long timestamp,
+    const char *body, size_t len, char *out, size_t outlen)
+{
+	char sig[WEBHOOK_SIGNATURE_MAX], *msg = NULL;
+	size_t msglen = 0, used = 0, i, siglen;
+	int rc = -1;
+
+	if (outlen > 0)
+		out[0] = '\0';
+	if (n < 1 || n > WEBHOOK_SIGN_SECRETS_MAX ||
+	    (msg = signed_content(id, timestamp, body, len, &msglen)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (secrets[i] == NULL || sign_content(secrets[i], msg, msglen, sig) != 0)
+			goto out;
+		/* One space between signatures, and the NUL: all of it must fit. */
+		siglen = strlen(sig);
+		if (used + (i > 0) + siglen >= outlen)
+			goto out;
+		if (i > 0)
+			out[used++] = ' ';
+		memcpy(out + used, sig, siglen + 1);
+		used += siglen;
+	}
+	rc = 0;
+out:
+	if (rc != 0 && outlen > 0)
+		out[0] = '\0';
+	free(msg);
 	return rc;
 }

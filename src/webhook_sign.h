@@ -16,6 +16,9 @@
 #define WEBHOOK_SECRET_MAX 128      /* buffer for a secret string, NUL included */
 #define WEBHOOK_SEALED_MAX (WEBHOOK_SECRET_MAX + CRYPTO_SEAL_OVERHEAD)
 #define WEBHOOK_SIGNATURE_MAX 64    /* buffer for "v1," + 44 base64 characters + NUL */
+#define WEBHOOK_SIGN_SECRETS_MAX 2  /* secrets one attempt is signed with: new, previous */
+/* Buffer for the header value of WEBHOOK_SIGN_SECRETS_MAX signatures, spaces and NUL. */
+#define WEBHOOK_SIGNATURES_MAX (WEBHOOK_SIGN_SECRETS_MAX * WEBHOOK_SIGNATURE_MAX)
 
 /*
  * Makes a new secret of WEBHOOK_SECRET_BYTES random bytes into out (NUL-terminated).
@@ -44,5 +47,16 @@ int webhook_sign_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned ch
  */
 int webhook_sign(const char *secret, const char *id, long long timestamp, const char *body,
     size_t len, char out[WEBHOOK_SIGNATURE_MAX]);
+
+/*
+ * The webhook-signature header value for one attempt signed with each of the n secrets (1 to
+ * WEBHOOK_SIGN_SECRETS_MAX, none NULL), in their order, into out (outlen bytes; to be sure
+ * of room, WEBHOOK_SIGNATURES_MAX): "v1,<base64>" pairs separated by one space, as Standard
+ * Webhooks allows. During a rotation window the caller passes the current secret first,
+ * then the previous one. Returns 0, or -1 (out then "") when n is out of range, a secret is
+ * malformed, out is too small, or on ENOMEM.
+ */
+int webhook_sign_all(const char *const secrets[], size_t n, const char *id,
+    long long timestamp, const char *body, size_t len, char *out, size_t outlen);
 
 #endif

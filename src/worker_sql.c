@@ -54,15 +54,19 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " pg_advisory_xact_lock(hashtextextended($1 || ':' || $2, 7201)) OFFSET 0) l" },
 	/* DB_IDEM_GET: $1 merchant id, $2 key, $3 ttl seconds; enum idem_get_col */
 	{ "idem_get",
-	  "SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys"
+	  "SELECT encode(request_hash, 'hex'), status_code, body, body_sealed FROM idempotency_keys"
 	  " WHERE merchant_id = $1 AND key = $2"
 	  " AND created_at > now() - make_interval(secs => $3::int)" },
-	/* DB_IDEM_PUT: $1 merchant, $2 key, $3 hash (bytea hex), $4 status, $5 body */
+	/*
+	 * DB_IDEM_PUT: $1 merchant, $2 key, $3 hash (bytea hex), $4 status, $5 body, $6 whether
+	 * the body is sealed
+	 */
 	{ "idem_put",
-	  "INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body)"
-	  " VALUES ($1, $2, $3::bytea, $4, $5) ON CONFLICT (merchant_id, key) DO UPDATE"
+	  "INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body,"
+	  " body_sealed) VALUES ($1, $2, $3::bytea, $4, $5, $6::boolean)"
+	  " ON CONFLICT (merchant_id, key) DO UPDATE"
 	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
-	  " body = EXCLUDED.body, created_at = now()" },
+	  " body = EXCLUDED.body, body_sealed = EXCLUDED.body_sealed, created_at = now()" },
 	/* DB_CHECKOUT_GET: $1 session id; the page's view of a session, any merchant;
 	 * enum checkout_get_col */
 	{ "checkout_get",
@@ -128,4 +132,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_EVENT_REDELIVER: $1 merchant, $2 event id; raises MP030, MP040, MP041 (DETAIL: the
 	 * seconds to wait), MP042; enum intent_col */
 	{ "event_redeliver", "SELECT mp_redeliver_event($1::bigint, $2)" },
+	/* DB_SECRET_ROTATE: $1 merchant, $2 the new secret sealed (bytea hex); raises MP043;
+	 * enum secret_rotate_col */
+	{ "secret_rotate", "SELECT mp_iso(mp_rotate_webhook_secret($1::bigint, $2::bytea))" },
 };

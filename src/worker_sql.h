@@ -33,6 +33,7 @@ enum worker_stmt {
 	DB_BALANCE,
 	DB_EVENT_GET,
 	DB_EVENT_REDELIVER,
+	DB_SECRET_ROTATE,
 	DB_STMT__MAX
 };
 
@@ -48,8 +49,11 @@ enum session_get_col { SESSION_GET_OBJECT };
 /* DB_SESSION_ITEMS: one row per item, in order */
 enum session_items_col { SESSION_ITEMS_ID, SESSION_ITEMS_NAME, SESSION_ITEMS_PRICE };
 
-/* DB_IDEM_GET: the stored request hash (hex), HTTP status and body */
-enum idem_get_col { IDEM_GET_HASH, IDEM_GET_STATUS, IDEM_GET_BODY };
+/*
+ * DB_IDEM_GET: the stored request hash (hex), HTTP status and body, and whether the body is
+ * sealed ("t": base64 of the reply sealed under secrets_key_file)
+ */
+enum idem_get_col { IDEM_GET_HASH, IDEM_GET_STATUS, IDEM_GET_BODY, IDEM_GET_SEALED };
 
 /* DB_CHECKOUT_GET */
 enum checkout_get_col {
@@ -81,6 +85,9 @@ enum pay_col {
  * DB_EVENT_GET, DB_EVENT_REDELIVER: the object as the API shows it
  */
 enum intent_col { INTENT_OBJECT };
+
+/* DB_SECRET_ROTATE: when the previous secret stops signing (ISO 8601), NULL without a window */
+enum secret_rotate_col { SECRET_ROTATE_PREVIOUS_UNTIL };
 
 /* DB_CANCEL: the session's status afterwards */
 enum cancel_col { CANCEL_STATUS };

@@ -33,6 +33,8 @@
 #   - the lists' and balance's examples and refusals, in tests/api-examples-lists.sh;
 #   - the events API's examples and every refusal of its sections, in
 #     tests/api-examples-event-api.sh;
+#   - the webhook secret rotation's example and refusals, in
+#     tests/api-examples-webhook-secret.sh;
 #   - ERROR RESPONSES and IDEMPOTENCY: every (status, message) the page names that can be
 #     provoked over HTTP is provoked and compared, the checking order is probed, and a
 #     rejected request must leave the database as it was. The rows not provoked, and why:
@@ -250,6 +252,7 @@ norm='walk(if type == "string" then
 	| sub("^trr_([0-9a-f]{32}|\\.\\.\\.)$"; "trr_<id>")
 	| sub("^re_([0-9a-f]{32}|\\.\\.\\.)$"; "re_<id>")
 	| sub("^trg_[0-9a-f]{32}$"; "trg_<id>")
+	| sub("^whsec_[A-Za-z0-9+/]{32}$"; "whsec_<secret>")
 	| sub("^[0-9]+$"; "<digits>")
 	| sub("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00$"; "<ISO 8601 UTC>")
 	| sub("^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$"; "<YYYY-MM-DD HH:MM:SS>")
@@ -1073,6 +1076,11 @@ check "marketpayctl ledger verify" eval 'ctl ledger verify >/dev/null'
 
 # shellcheck source=tests/api-examples-event-api.sh
 . "$srcdir/tests/api-examples-event-api.sh"
+
+# --- The webhook secret rotation (tests/api-examples-webhook-secret.sh) ------------------
+
+# shellcheck source=tests/api-examples-webhook-secret.sh
+. "$srcdir/tests/api-examples-webhook-secret.sh"
 
 # 2. Last, as it stops the database: 503, before authentication but after routing.
 "$srcdir/tests/stack.sh" pg-stop "$dir"

@@ -65,6 +65,11 @@ static const char *const attacks[] = {
 	"SELECT pin_digest FROM accounts",
 	"SELECT pin_digest FROM merchants",
 	"SELECT webhook_secret_sealed FROM merchants",
+	"SELECT webhook_secret_previous_sealed FROM merchants",
+	/* signing secrets other than through mp_rotate_webhook_secret */
+	"UPDATE merchants SET webhook_secret_sealed = webhook_secret_previous_sealed",
+	"UPDATE merchants SET webhook_secret_previous_until = now() + interval '1 year'",
+	"UPDATE mp_settings SET webhook_secret_rotation_window = 2592000",
 	"INSERT INTO pin_nonces (merchant_id, nonce) VALUES (1, '0123456789abcdef')",
 	"DELETE FROM pin_nonces",
 	/* the environment and the PIN policy */
@@ -173,7 +178,7 @@ START_TEST(test_intents_check_themselves)
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
 	    NULL), "mp_cancel_session,mp_expire_session,mp_pay_test_card,mp_pay_wallet,"
 	    "mp_purge_idempotency,mp_redeliver_event,mp_refund_session,mp_reverse_transfer,"
-	    "mp_transfer_send");
+	    "mp_rotate_webhook_secret,mp_transfer_send");
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
 	ck_assert_ptr_nonnull(fail0);

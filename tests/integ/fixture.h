@@ -73,6 +73,12 @@ const char *db_state(PGconn *c, const char *sql, int n, const char *const *param
  */
 const char *db_as(const char *user, const char *sql, char state[6]);
 
+/*
+ * Notes line, when it is an API key (mp_...) or a webhook secret (whsec_...), among the
+ * secrets tests/integration.sh then looks for in every log. ctl() notes what it prints.
+ */
+void note_secret(const char *line);
+
 /* Runs marketpayctl with the stack's config and the given arguments; returns its first
  * output line in a static buffer (NULL on failure). */
 const char *ctl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -26,9 +26,12 @@ const char *receiver_field(struct json_object *o, const char *key);
 
 /*
  * Verifies a logged request's webhook-signature the way a merchant does, from the whsec_
- * secret alone. 1 when it is right.
+ * secret alone: 1 when one of its space-separated signatures is right.
  */
 int receiver_signature_ok(const char *whsec, struct json_object *req);
+
+/* 1 when sig ("v1,<base64>") is one of the space-separated signatures of header. */
+int receiver_signature_has(const char *header, const char *sig);
 
 /*
  * Waits for event id to reach the receiver and checks its one delivery as a merchant sees

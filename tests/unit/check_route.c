@@ -138,6 +138,11 @@ static const struct {
 	  "method not allowed here; use POST" },
 	{ "POST",   "/api/v1/payment/refunds/x",            405, "GET",
 	  "method not allowed here; use GET" },
+	{ "GET",    "/api/v1/payment/webhook-endpoint/rotate-secret", 405, "POST",
+	  "method not allowed here; use POST" },
+	{ "POST",   "/api/v1/payment/webhook-endpoint",     404, NULL, "no such endpoint" },
+	{ "POST",   "/api/v1/payment/webhook-endpoint/rotate-secret/", 404, NULL,
+	  "no such endpoint" },
 	/* The database is checked before the API key, so these never reach auth. */
 	{ "POST",   "/api/v1/payment/create-session",       503, NULL, UNAVAILABLE },
 	{ "GET",    "/api/v1/payment/sessions/x",           503, NULL, UNAVAILABLE },
@@ -151,6 +156,7 @@ static const struct {
 	{ "GET",    "/api/v1/payment/transfers/x",          503, NULL, UNAVAILABLE },
 	{ "GET",    "/api/v1/payment/balance",              503, NULL, UNAVAILABLE },
 	{ "GET",    "/api/v1/payment/balance-transactions", 503, NULL, UNAVAILABLE },
+	{ "POST",   "/api/v1/payment/webhook-endpoint/rotate-secret", 503, NULL, UNAVAILABLE },
 	{ "POST",   "/api/v1/payment/sessions/"
 	  "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234"
 	  "/refunds",                                       503, NULL, UNAVAILABLE },

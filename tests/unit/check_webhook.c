@@ -82,6 +82,65 @@ START_TEST(test_sign_bad_secret)
 }
 END_TEST
 
+/* A second secret (the key bytes 0 to 23) and the vector's signature under it (Python's hmac). */
+#define VEC_SECRET2 "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYX"
+#define VEC_SIG2 "v1,/485aUtxlie+TIScVpHggMfqOB4so2KWb7+Gf727B44="
+
+/*
+ * Signed with two secrets (a rotation window): both signatures, the first secret's first,
+ * one space between; with one secret, what webhook_sign makes.
+ */
+START_TEST(test_sign_all)
+{
+	const char *const both[] = { VEC_SECRET2, VEC_SECRET }, *const one[] = { VEC_SECRET };
+	const char *want = VEC_SIG2 " " VEC_SIG;
+	char out[WEBHOOK_SIGNATURES_MAX], other[WEBHOOK_SIGNATURE_MAX];
+
+	ck_assert_int_eq(webhook_sign(VEC_SECRET2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY),
+	    other), 0);
+	ck_assert_str_eq(other, VEC_SIG2);
+	ck_assert_int_eq(webhook_sign_all(both, 2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    sizeof(out)), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(strlen(out), 2 * (3 + 44) + 1);
+	ck_assert_int_eq(webhook_sign_all(one, 1, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    sizeof(out)), 0);
+	ck_assert_str_eq(out, VEC_SIG);
+	/* The exact room is enough; one byte less is refused, and leaves "". */
+	ck_assert_int_eq(webhook_sign_all(both, 2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    strlen(want) + 1), 0);
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq(webhook_sign_all(both, 2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    strlen(want)), -1);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+/* What webhook_sign_all refuses: no secret, too many, a NULL one, a malformed one. */
+START_TEST(test_sign_all_refuses)
+{
+	const char *const three[] = { VEC_SECRET, VEC_SECRET2, VEC_SECRET };
+	const char *const holes[] = { VEC_SECRET, NULL };
+	const char *const bad[] = { VEC_SECRET, "whsec_MfKQ9r8GKYqrTwjUPD8I" };
+	char out[WEBHOOK_SIGNATURES_MAX];
+
+	ck_assert_int_eq(webhook_sign_all(three, 0, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY),
+	    out, sizeof(out)), -1);
+	ck_assert_int_eq(webhook_sign_all(three, 3, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY),
+	    out, sizeof(out)), -1);
+	ck_assert_int_eq(webhook_sign_all(holes, 2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY),
+	    out, sizeof(out)), -1);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(webhook_sign_all(bad, 2, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    sizeof(out)), -1);
+	ck_assert_str_eq(out, "");
+	/* The positive control: the first of them alone signs. */
+	ck_assert_int_eq(webhook_sign_all(bad, 1, VEC_ID, VEC_TS, VEC_BODY, strlen(VEC_BODY), out,
+	    sizeof(out)), 0);
+	ck_assert_str_eq(out, VEC_SIG);
+}
+END_TEST
+
 START_TEST(test_secret_new)
 {
 	char a[WEBHOOK_SECRET_MAX], b[WEBHOOK_SECRET_MAX];
@@ -224,6 +283,8 @@ webhook_suite(void)
 	tcase_add_test(sign, test_sign_covers_everything);
 	tcase_add_test(sign, test_sign_binary_body);
 	tcase_add_loop_test(sign, test_sign_bad_secret, 0, NELEM(bad_secrets));
+	tcase_add_test(sign, test_sign_all);
+	tcase_add_test(sign, test_sign_all_refuses);
 	tcase_add_test(sign, test_secret_new);
 	tcase_add_test(sign, test_seal_open);
 	suite_add_tcase(s, sign);
