@@ -25,10 +25,12 @@ CREATE INDEX webhook_events_merchant_due ON webhook_events (merchant_id, next_at
 -- One row per merchant: its endpoint's health, the circuit breaker. failures counts the
 -- consecutive attempts the endpoint itself failed (no answer, 408, 429, 5xx); while it is
 -- above 0 the endpoint gets one delivery at a time; at the daemon's
--- webhook_breaker_failures it opens: nothing is sent until open_until, then one probe.
+-- webhook_breaker_failures it opens: nothing is sent until open_until, then one probe;
+-- opens counts the openings since the last success (each one twice as long).
 CREATE TABLE webhook_endpoints (
     merchant_id     bigint PRIMARY KEY REFERENCES merchants (id),
     failures        int NOT NULL DEFAULT 0 CHECK (failures >= 0),
+    opens           int NOT NULL DEFAULT 0 CHECK (opens >= 0),
     open_until      timestamptz,
     opened_at       timestamptz,
     last_failure_at timestamptz,
@@ -43,7 +45,7 @@ BEGIN
         INSERT INTO webhook_endpoints (merchant_id) VALUES (NEW.id);
     ELSE
         -- A new URL is a new endpoint: whatever the old one did no longer counts.
-        UPDATE webhook_endpoints SET failures = 0, open_until = NULL, opened_at = NULL
+        UPDATE webhook_endpoints SET failures = 0, opens = 0, open_until = NULL, opened_at = NULL
         WHERE merchant_id = NEW.id;
     END IF;
     RETURN NULL;
@@ -57,15 +59,14 @@ CREATE TRIGGER merchants_endpoint_url AFTER UPDATE OF webhook_url ON merchants
 
 -- Claims at most p_max due events for sender p_owner, for p_lease seconds: round-robin
 -- across merchants (every merchant's oldest due event before any merchant's second), at
--- most p_per_endpoint of one merchant in flight across all senders (one while its endpoint
--- is failing). The due events of an endpoint whose breaker is open come back too, at most
--- p_max more, with open_until set: the sender records them as failed attempts without a
--- request, so they keep to the retry schedule. The endpoint rows are locked first, in a
--- statement of their own, so the in-flight counts read after them are exact; a merchant
--- another sender is claiming for right now is skipped this time, not waited for.
+-- most p_per_endpoint of one merchant in flight across all senders, one while its endpoint
+-- is failing, none while its breaker is open: its events wait, their attempts unspent, and
+-- go out once a probe gets through. The endpoint rows are locked first, in a statement of
+-- their own, so the in-flight counts read after them are exact; a merchant another sender
+-- is claiming for right now is skipped this time, not waited for.
 CREATE FUNCTION mp_webhook_claim(p_owner text, p_max int, p_per_endpoint int, p_lease int)
 RETURNS TABLE (id text, merchant_id bigint, body text, attempts int, url text,
-               secret bytea, previous bytea, open_until timestamptz)
+               secret bytea, previous bytea)
 LANGUAGE plpgsql AS $$
 DECLARE
     v_merchants bigint[];
@@ -84,21 +85,19 @@ BEGIN
             SELECT m.id FROM m WHERE m.id IS NOT NULL AND EXISTS (
                 SELECT 1 FROM webhook_events e WHERE e.merchant_id = m.id
                 AND e.status = 'pending' AND e.next_attempt_at <= now()))
+        AND (ep.open_until IS NULL OR ep.open_until <= now())
         FOR NO KEY UPDATE OF ep SKIP LOCKED) l;
     IF v_merchants IS NULL THEN
         RETURN;
     END IF;
     RETURN QUERY
     WITH cap AS (
-        SELECT ep.merchant_id, ep.open_until > now() AS open,
-               CASE WHEN ep.open_until > now() THEN p_max
-                    WHEN ep.failures > 0 THEN 1 ELSE p_per_endpoint END -
-               CASE WHEN ep.open_until > now() THEN 0 ELSE
+        SELECT ep.merchant_id, CASE WHEN ep.failures > 0 THEN 1 ELSE p_per_endpoint END -
                (SELECT count(*) FROM webhook_events f WHERE f.merchant_id = ep.merchant_id
-                AND f.lease_until > now())::int END AS free
+                AND f.lease_until > now())::int AS free
         FROM webhook_endpoints ep WHERE ep.merchant_id = ANY (v_merchants)),
     pick AS (
-        SELECT c.id, cap.open, c.next_attempt_at,
+        SELECT c.id, c.next_attempt_at,
                row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.next_attempt_at) AS turn
         FROM cap, LATERAL (
             SELECT e.id, e.merchant_id, e.next_attempt_at FROM webhook_events e
@@ -107,10 +106,7 @@ BEGIN
             ORDER BY e.next_attempt_at LIMIT greatest(cap.free, 0)
             FOR UPDATE OF e SKIP LOCKED) c),
     chosen AS (
-        (SELECT pick.id FROM pick WHERE NOT pick.open ORDER BY turn, next_attempt_at
-         LIMIT p_max)
-        UNION ALL
-        (SELECT pick.id FROM pick WHERE pick.open ORDER BY next_attempt_at LIMIT p_max)),
+        SELECT pick.id FROM pick ORDER BY turn, next_attempt_at LIMIT p_max),
     leased AS (
         UPDATE webhook_events e SET lease_owner = p_owner,
             lease_until = now() + make_interval(secs => p_lease),
@@ -119,10 +115,8 @@ BEGIN
         RETURNING e.id, e.merchant_id, e.body, e.attempts)
     SELECT l.id, l.merchant_id, l.body, l.attempts, m.webhook_url, m.webhook_secret_sealed,
            CASE WHEN m.webhook_secret_previous_until > now()
-                THEN m.webhook_secret_previous_sealed END,
-           CASE WHEN ep.open_until > now() THEN ep.open_until END
-    FROM leased l JOIN merchants m ON m.id = l.merchant_id
-    JOIN webhook_endpoints ep ON ep.merchant_id = l.merchant_id;
+                THEN m.webhook_secret_previous_sealed END
+    FROM leased l JOIN merchants m ON m.id = l.merchant_id;
 END
 $$;
 
@@ -132,8 +126,8 @@ $$;
 -- dead, and leaves its lease, unless the lease is no longer this sender's (it ran out, or
 -- the merchant asked for a redelivery meanwhile): then only the attempt is kept. Each
 -- endpoint's breaker: a success closes it; p_down (no answer, 408, 429, 5xx) adds a
--- failure, and at p_breaker_failures opens it for p_cooldown seconds, doubling with each
--- further failure up to an hour. Returns how many events changed state.
+-- failure, and at p_breaker_failures opens it for p_cooldown seconds, twice as long at each
+-- opening after (a failed probe opens it again), up to an hour. Returns how many events changed state.
 CREATE FUNCTION mp_webhook_record(p_owner text, p_ids text[], p_outcome text[],
     p_delay int[], p_url text[], p_http int[], p_error text[], p_duration int[],
     p_down boolean[], p_breaker_failures int, p_cooldown int) RETURNS int
@@ -141,11 +135,16 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_changed int;
 BEGIN
-    INSERT INTO webhook_attempts (event_id, attempt, url, http_status, error, duration_ms)
+    INSERT INTO webhook_attempts (event_id, attempt, attempted_at, url, http_status, error,
+                                  duration_ms)
     SELECT a.id, coalesce((SELECT max(w.attempt) FROM webhook_attempts w
                            WHERE w.event_id = a.id), 0) + 1,
+           clock_timestamp() - make_interval(secs => a.duration / 1000.0),
            a.url, a.http, a.error, a.duration
-    FROM unnest(p_ids, p_url, p_http, p_error, p_duration) AS a(id, url, http, error, duration);
+    FROM unnest(p_ids, p_url, p_http, p_error, p_duration) AS a(id, url, http, error, duration)
+    -- Only a sender whose lease ran out (stalled past it) can race another for a number:
+    -- its late attempt is then not kept.
+    ON CONFLICT (event_id, attempt) DO NOTHING;
 
     UPDATE webhook_events e SET
         status = CASE a.outcome WHEN 'retry' THEN 'pending' ELSE a.outcome END,
@@ -159,24 +158,27 @@ BEGIN
     WHERE e.id = a.id AND e.lease_owner = p_owner AND e.status = 'pending';
     GET DIAGNOSTICS v_changed = ROW_COUNT;
 
-    WITH b AS (
+    WITH b0 AS (
         SELECT e.merchant_id, bool_or(a.outcome = 'delivered') AS ok,
                count(*) FILTER (WHERE a.down)::int AS down, max(a.error) AS error
         FROM unnest(p_ids, p_outcome, p_down, p_error) AS a(id, outcome, down, error)
         JOIN webhook_events e ON e.id = a.id GROUP BY e.merchant_id)
     UPDATE webhook_endpoints ep SET
         failures = CASE WHEN b.ok THEN 0 ELSE ep.failures + b.down END,
+        opens = CASE WHEN b.ok THEN 0 WHEN b.opening THEN ep.opens + 1 ELSE ep.opens END,
         open_until = CASE WHEN b.ok THEN NULL
-            WHEN ep.failures + b.down >= p_breaker_failures THEN clock_timestamp() +
-                make_interval(secs => least(3600, p_cooldown::float8 *
-                    2 ^ least(20, ep.failures + b.down - p_breaker_failures)))
+            WHEN b.opening THEN clock_timestamp() + make_interval(secs =>
+                least(3600, p_cooldown::float8 * 2 ^ least(20, ep.opens)))
             ELSE ep.open_until END,
         opened_at = CASE WHEN b.ok THEN NULL
-            WHEN ep.failures + b.down >= p_breaker_failures
-            THEN coalesce(ep.opened_at, clock_timestamp()) ELSE ep.opened_at END,
+            WHEN b.opening THEN coalesce(ep.opened_at, clock_timestamp()) ELSE ep.opened_at END,
         last_failure_at = CASE WHEN b.down > 0 THEN clock_timestamp() ELSE ep.last_failure_at END,
         last_error = CASE WHEN b.down > 0 THEN b.error ELSE ep.last_error END
-    FROM b WHERE ep.merchant_id = b.merchant_id AND (b.down > 0 OR (b.ok AND ep.failures > 0));
+    FROM (SELECT b0.*, NOT b0.ok AND b0.down > 0
+                 AND e.failures + b0.down >= p_breaker_failures
+                 AND (e.open_until IS NULL OR e.open_until <= clock_timestamp()) AS opening
+          FROM b0 JOIN webhook_endpoints e ON e.merchant_id = b0.merchant_id) b
+    WHERE ep.merchant_id = b.merchant_id AND (b.down > 0 OR (b.ok AND ep.failures > 0));
     RETURN v_changed;
 END
 $$;
@@ -188,7 +190,7 @@ SELECT ep.merchant_id, m.webhook_url AS url,
             WHEN ep.opened_at IS NOT NULL THEN 'half-open'
             WHEN ep.failures > 0 THEN 'failing'
             ELSE 'closed' END AS state,
-       ep.failures, ep.opened_at, ep.open_until, ep.last_failure_at, ep.last_error,
+       ep.failures, ep.opens, ep.opened_at, ep.open_until, ep.last_failure_at, ep.last_error,
        (SELECT count(*) FROM webhook_events e WHERE e.merchant_id = ep.merchant_id
         AND e.lease_until > now()) AS in_flight,
        (SELECT count(*) FROM webhook_events e WHERE e.merchant_id = ep.merchant_id
@@ -200,62 +202,31 @@ WHERE ep.failures > 0 OR EXISTS (SELECT 1 FROM webhook_events e
     WHERE e.merchant_id = ep.merchant_id AND e.status = 'pending');
 COMMENT ON VIEW webhook_endpoint_health IS 'Webhook endpoints with events pending or failures on record: breaker state, in flight, due (marketpayctl webhook endpoints)';
 
--- A redelivery asked while the event is in flight is refused (MP042) as before; in flight
--- is now a live lease, not a held row lock.
-CREATE OR REPLACE FUNCTION mp_redeliver_event(p_merchant bigint, p_event text) RETURNS json
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
-DECLARE
-    v_url text;
-    v_limit int;
-    v_oldest timestamptz;
-    v_count int;
-    e webhook_events%ROWTYPE;
+-- A redelivery asked while the event is in flight is refused (MP042) as before: in flight is
+-- now a live lease, not a held row lock, so mp_redeliver_event's NOWAIT no longer sees it.
+-- Checked as the redelivery is recorded, the event row already locked by it; a lease that
+-- ran out (its sender died) is dropped, so nothing that sender might still say counts.
+CREATE FUNCTION mp_redelivery_lease() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    SELECT webhook_url INTO v_url FROM merchants WHERE id = p_merchant FOR NO KEY UPDATE;
-    PERFORM 1 FROM webhook_events WHERE id = p_event AND merchant_id = p_merchant;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'event not found' USING ERRCODE = 'MP030';
-    END IF;
-    IF v_url IS NULL THEN
-        RAISE EXCEPTION 'no webhook endpoint is configured for this merchant: an event can be redelivered only to one'
-            USING ERRCODE = 'MP040';
-    END IF;
-    SELECT redeliveries_per_minute INTO v_limit FROM mp_settings;
-    SELECT count(*), min(requested_at) INTO v_count, v_oldest FROM (
-        SELECT requested_at FROM webhook_redeliveries
-        WHERE merchant_id = p_merchant AND requested_at > clock_timestamp() - interval '60 s'
-        ORDER BY requested_at DESC LIMIT v_limit) r;
-    IF v_count >= v_limit THEN
-        RAISE EXCEPTION 'too many redeliveries: at most % in any 60 seconds', v_limit
-            USING ERRCODE = 'MP041',
-                  DETAIL = greatest(1, ceil(extract(epoch FROM
-                      v_oldest + interval '60 s' - clock_timestamp())))::int::text;
-    END IF;
-    BEGIN
-        SELECT * INTO e FROM webhook_events WHERE id = p_event FOR UPDATE NOWAIT;
-    EXCEPTION WHEN lock_not_available THEN
-        e.lease_until := 'infinity';
-    END;
-    IF e.lease_until > now() THEN
+    PERFORM 1 FROM webhook_events WHERE id = NEW.event_id AND lease_until > now();
+    IF FOUND THEN
         RAISE EXCEPTION 'the event is being delivered right now: see its attempts, and ask again if it fails'
             USING ERRCODE = 'MP042';
     END IF;
-    INSERT INTO webhook_redeliveries (event_id, merchant_id) VALUES (p_event, p_merchant);
-    UPDATE webhook_events SET status = 'pending', attempts = 0, next_attempt_at = now(),
-        delivered_at = NULL, lease_owner = NULL, lease_until = NULL
-    WHERE id = p_event RETURNING * INTO e;
-    PERFORM pg_notify('marketpay_webhooks', p_event);
-    RETURN mp_event_json(e);
+    UPDATE webhook_events SET lease_owner = NULL, lease_until = NULL
+    WHERE id = NEW.event_id AND lease_owner IS NOT NULL;
+    RETURN NEW;
 END
 $$;
+CREATE TRIGGER webhook_redeliveries_lease BEFORE INSERT ON webhook_redeliveries
+    FOR EACH ROW EXECUTE FUNCTION mp_redelivery_lease();
 
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mp_webhook_claim(text, int, int, int),
     mp_webhook_record(text, text[], text[], int[], text[], int[], text[], int[], boolean[],
         int, int) TO marketpay_webhookd;
-GRANT EXECUTE ON FUNCTION mp_redeliver_event(bigint, text) TO marketpay_app;
 GRANT UPDATE (lease_owner, lease_until) ON webhook_events TO marketpay_webhookd;
-GRANT SELECT, UPDATE (failures, open_until, opened_at, last_failure_at, last_error)
+GRANT SELECT, UPDATE (failures, opens, open_until, opened_at, last_failure_at, last_error)
     ON webhook_endpoints TO marketpay_webhookd;
 GRANT SELECT ON webhook_endpoints, webhook_endpoint_health TO marketpay_readonly;
 CREATE INDEX webhook_endpoints_open ON webhook_endpoints (open_until) WHERE open_until IS NOT NULL;

@@ -50,6 +50,8 @@ int ctl_merchant_webhook(struct ctl *c, int argc, char **argv);
 int ctl_webhook_list(struct ctl *c, int argc, char **argv);
 int ctl_webhook_show(struct ctl *c, int argc, char **argv);
 int ctl_webhook_redeliver(struct ctl *c, int argc, char **argv);
+int ctl_webhook_endpoints(struct ctl *c, int argc, char **argv);
+int ctl_webhook_reset_endpoint(struct ctl *c, int argc, char **argv);
 int ctl_account_create(struct ctl *c, int argc, char **argv);
 int ctl_account_deposit(struct ctl *c, int argc, char **argv);
 int ctl_account_pin(struct ctl *c, int argc, char **argv);

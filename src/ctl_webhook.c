@@ -277,6 +277,6 @@ ctl_webhook_redeliver(struct ctl *c, int argc, char **argv)
 	snprintf(missing, sizeof(missing), "no event %s", argv[0]);
 	return ctl_exec_print(c, "webhook redeliver",
 	    "UPDATE webhook_events SET status = 'pending', next_attempt_at = now(), attempts = 0,"
-	    " delivered_at = NULL WHERE id = $1"
+	    " delivered_at = NULL, lease_owner = NULL, lease_until = NULL WHERE id = $1"
 	    " RETURNING id, pg_notify('marketpay_webhooks', id)", 1, p, missing);
 }

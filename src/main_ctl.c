@@ -27,6 +27,9 @@ static const struct command commands[] = {
 	{ "webhook", "list", ctl_webhook_list, "webhook list [--status pending|delivered|dead]" },
 	{ "webhook", "show", ctl_webhook_show, "webhook show EVENT_ID" },
 	{ "webhook", "redeliver", ctl_webhook_redeliver, "webhook redeliver EVENT_ID" },
+	{ "webhook", "endpoints", ctl_webhook_endpoints, "webhook endpoints" },
+	{ "webhook", "reset-endpoint", ctl_webhook_reset_endpoint,
+	  "webhook reset-endpoint MERCHANT_ID" },
 	{ "account", "create", ctl_account_create,
 	  "account create --kind customer|vendor|merchant [--merchant ID] [--currency CODE] "
 	  "[--name NAME]" },

@@ -22,7 +22,7 @@
 
 #define CHANNEL "marketpay_webhooks"
 #define CLAIM_BATCH 200     /* the most events one claim leases */
-#define LEASE_MARGIN 60     /* seconds a lease outlasts webhook_timeout */
+#define LEASE_MARGIN 10     /* seconds a lease outlasts webhook_timeout */
 #define CLAIM_BACKOFF_MS 1000 /* after a failed claim */
 
 /* One delivery: in flight (the tag of its request), then an outcome waiting to be recorded. */
@@ -32,7 +32,6 @@ struct flight {
 	char *url;            /* NULL: the merchant has none */
 	int attempts;         /* made before this one, since queued or redelivered */
 	bool ok;
-	bool held;            /* not sent: the endpoint's breaker is open */
 	const char *result;   /* delivered, retry, dead */
 	long delay;           /* retry: seconds until the next attempt */
 	struct webhook_result res;
@@ -243,20 +242,17 @@ open_secrets(struct webhook *w, const PGresult *claim, int i,
  */
 static int
 signature(struct webhook *w, const PGresult *claim, int i, const char *id, long long stamp,
-    char *out, size_t outlen, struct webhook_result *res)
+    char out[WEBHOOK_SIGNATURES_MAX], struct webhook_result *res)
 {
-	char secrets[2][WEBHOOK_SECRET_MAX], sig[WEBHOOK_SIGNATURE_MAX];
-	size_t n = open_secrets(w, claim, i, secrets, res), k, len = 0;
-	int rc = n > 0 ? 0 : -1;
+	char secrets[2][WEBHOOK_SECRET_MAX];
+	const char *list[2] = { secrets[0], secrets[1] };
+	size_t n = open_secrets(w, claim, i, secrets, res);
+	int rc = -1;
 
-	for (k = 0; k < n && rc == 0; k++) {
-		if (webhook_sign(secrets[k], id, stamp, PQgetvalue(claim, i, WH_CLAIM_BODY),
-		    (size_t)PQgetlength(claim, i, WH_CLAIM_BODY), sig) != 0) {
-			snprintf(res->error, sizeof(res->error), "cannot sign the event");
-			rc = -1;
-		} else
-			len += (size_t)snprintf(out + len, outlen - len, "%s%s", k ? " " : "", sig);
-	}
+	if (n > 0 && (rc = webhook_sign_all(list, n, id, stamp, PQgetvalue(claim, i,
+	    WH_CLAIM_BODY), (size_t)PQgetlength(claim, i, WH_CLAIM_BODY), out,
+	    WEBHOOK_SIGNATURES_MAX)) != 0)
+		snprintf(res->error, sizeof(res->error), "cannot sign the event");
 	crypto_wipe(secrets, sizeof(secrets));
 	return rc;
 }
@@ -265,7 +261,7 @@ signature(struct webhook *w, const PGresult *claim, int i, const char *id, long 
 static void
 start(struct webhook *w, const PGresult *claim, int i)
 {
-	char sig[2 * WEBHOOK_SIGNATURE_MAX + 2];
+	char sig[WEBHOOK_SIGNATURES_MAX];
 	struct webhook_result res;
 	struct flight *f;
 	long long stamp = (long long)time(NULL);
@@ -281,14 +277,10 @@ start(struct webhook *w, const PGresult *claim, int i)
 	f->attempts = atoi(PQgetvalue(claim, i, WH_CLAIM_ATTEMPTS));
 	if (!PQgetisnull(claim, i, WH_CLAIM_URL))
 		f->url = strdup(PQgetvalue(claim, i, WH_CLAIM_URL));
-	f->held = !PQgetisnull(claim, i, WH_CLAIM_OPEN_UNTIL);
-	if (f->held)
-		snprintf(res.error, sizeof(res.error), "not sent: the endpoint keeps failing; its "
-		    "circuit breaker is open until %s", PQgetvalue(claim, i, WH_CLAIM_OPEN_UNTIL));
-	else if (f->url == NULL)
+	if (f->url == NULL)
 		snprintf(res.error, sizeof(res.error), PQgetisnull(claim, i, WH_CLAIM_URL) ?
 		    "merchant has no webhook_url" : "out of memory");
-	else if (signature(w, claim, i, f->id, stamp, sig, sizeof(sig), &res) == 0 &&
+	else if (signature(w, claim, i, f->id, stamp, sig, &res) == 0 &&
 	    webhook_post_start(w->post, f->url, f->id, stamp, sig, PQgetvalue(claim, i,
 	    WH_CLAIM_BODY), (size_t)PQgetlength(claim, i, WH_CLAIM_BODY), f, &res) == 0)
 		return;
@@ -399,7 +391,7 @@ record(struct webhook *w)
 			pgarray_add(&a[4], NULL);
 		pgarray_add(&a[5], f->ok ? NULL : f->res.error);
 		pgarray_add_int(&a[6], f->res.duration_ms);
-		pgarray_add(&a[7], !f->ok && !f->held && endpoint_down(&f->res) ? "t" : "f");
+		pgarray_add(&a[7], !f->ok && endpoint_down(&f->res) ? "t" : "f");
 	}
 	p[0] = w->owner;
 	for (k = 0; k < 8; k++)

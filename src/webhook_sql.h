@@ -23,8 +23,7 @@ enum wh_claim_col {
 	WH_CLAIM_ATTEMPTS,
 	WH_CLAIM_URL,
 	WH_CLAIM_SECRET,     /* bytea, or NULL */
-	WH_CLAIM_PREVIOUS,   /* bytea: the previous secret within its rotation window, or NULL */
-	WH_CLAIM_OPEN_UNTIL  /* set when the endpoint's breaker is open: fail it, do not send */
+	WH_CLAIM_PREVIOUS    /* bytea: the previous secret within its rotation window, or NULL */
 };
 
 /* WH_RECORD: how many of the events changed state (the others' leases had run out) */

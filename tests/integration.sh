@@ -20,7 +20,8 @@ export MP_CONF_EXTRA="idempotency_wait_ms = 300"
 MP_CONF_EXTRA="$MP_CONF_EXTRA
 webhook_retry_schedule = 1,1,1
 webhook_poll_interval = 1
-webhook_timeout = 3"
+webhook_timeout = 3
+webhook_breaker_cooldown = 2"
 export MARKETPAY_WEBHOOKD="$builddir/marketpay-webhookd"
 # check_roles makes a read-only login role of its own and logs in as it (peer authentication).
 export MP_PG_ROLES=mp_report_t

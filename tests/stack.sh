@@ -205,6 +205,13 @@ $edge
             # Proxying makes nginx read the body, so \$request_body is there to log.
             proxy_pass http://127.0.0.1:$rport/sink;
         }
+        # /flaky/NAME fails (503) while $dir/flaky-NAME exists: one merchant's endpoint down.
+        location ~ ^/flaky/([a-z0-9]+)\$ {
+            if (-f $dir/flaky-\$1) { return 503; }
+            access_log $dir/webhooks.log webhook;
+            rewrite ^ /sink break;
+            proxy_pass http://127.0.0.1:$rport;
+        }
         location = /sink { access_log off; return 204; }
     }
     # One line per API/checkout request with the id the worker logs (req=) and what the

@@ -349,11 +349,22 @@ START_TEST(test_in_flight)
 	assert_refused(shop.auth, redeliver_path(evt), NULL, 409,
 	    "the event is being delivered right now");
 	db_release(held);
-	ck_assert_str_eq(db_value("SELECT status FROM webhook_events WHERE id = $1", evt),
-	    "delivered");
+	/* A sender's live lease on it is in flight too: 409, nothing changed. */
+	db_value("UPDATE webhook_events SET lease_owner = 'test:1', lease_until = now() +"
+	    " interval '1 minute' WHERE id = $1 RETURNING id", evt);
+	assert_refused(shop.auth, redeliver_path(evt), NULL, 409,
+	    "the event is being delivered right now");
+	ck_assert_str_eq(db_value("SELECT status || ' ' || (SELECT count(*) FROM"
+	    " webhook_redeliveries WHERE event_id = $1) FROM webhook_events WHERE id = $1", evt),
+	    "delivered 0");
+	/* A lease that ran out (its sender died) does not hold it; it is dropped. */
+	db_value("UPDATE webhook_events SET lease_until = now() - interval '1 s' WHERE id = $1"
+	    " RETURNING id", evt);
 	api("POST", shop.auth, NULL, NULL, &r, "%s", redeliver_path(evt));
 	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
 	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM webhook_events WHERE id = $1 AND"
+	    " lease_owner IS NULL AND lease_until IS NULL", evt), "1");
 }
 END_TEST
 

@@ -359,7 +359,8 @@ START_TEST(test_two_daemons)
 }
 END_TEST
 
-/* A webhook endpoint that takes 1.5 s to answer 204; writes a byte to ready per request. */
+/* A webhook endpoint that takes 1 s to answer 204, one request at a time; writes a byte to
+ * ready per request. */
 static pid_t
 slow_server(int *port, int ready)
 {
@@ -374,7 +375,7 @@ slow_server(int *port, int ready)
 		while ((c = accept(s, NULL, NULL)) >= 0) {
 			if (recv(c, buf, sizeof(buf), 0) < 0 || write(ready, "x", 1) != 1)
 				_exit(1);
-			usleep(1500000);
+			usleep(1000000);
 			/* All of the request read first: unread data would make close() reset. */
 			while (recv(c, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 				;
@@ -391,10 +392,13 @@ slow_server(int *port, int ready)
 	return pid;
 }
 
-/* SIGTERM while a delivery is in hand: it is finished and recorded, nothing more is taken. */
+/*
+ * SIGTERM while deliveries are in flight: they are finished and recorded, nothing more is
+ * taken.
+ */
 START_TEST(test_sigterm_finishes)
 {
-	char log[1024], m[32], sec[128], e1[64], e2[64], x;
+	char log[1024], m[32], sec[128], e1[64], e2[64], e3[64], both[130], x;
 	struct json_object **r;
 	struct pollfd pfd;
 	int fd[2], port, n;
@@ -410,32 +414,39 @@ START_TEST(test_sigterm_finishes)
 	    m, port));
 	/* The stack's daemon and its senders (setsid: one process group) pause. */
 	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
-	/* webhook_senders = 1: one delivery in hand at a time. */
 	b = start_daemon(config_plus("one-sender.conf", "webhook_senders = 1"), log);
 	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));
 	snprintf(e1, sizeof(e1), "%s", insert_event(m, "{\"n\":1}"));
 	snprintf(e2, sizeof(e2), "%s", insert_event(m, "{\"n\":2}"));
+	snprintf(both, sizeof(both), "%s %s", e1, e2);
 	pfd.fd = fd[0];
 	pfd.events = POLLIN;
 	ck_assert_msg(poll(&pfd, 1, 10000) == 1, "the daemon sent nothing to the slow endpoint");
 	ck_assert_int_eq(read(fd[0], &x, 1), 1);
-	/* The request is in hand, its answer 1.5 s away. */
+	/* Both in flight (the server answers one at a time, each 1 s after reading it). */
+	wait_value("SELECT count(*) FROM webhook_events WHERE id = ANY(string_to_array($1, ' '))"
+	    " AND lease_until IS NOT NULL", both, "2", 5000);
+	ck_assert_int_eq(kill(b, SIGTERM), 0);
+	usleep(100000);
+	snprintf(e3, sizeof(e3), "%s", insert_event(m, "{\"n\":3}"));
 	ck_assert_int_eq(stop_daemon(b), 0);
-	ck_assert_str_eq(db_value("SELECT status || ' ' || attempts FROM webhook_events WHERE"
-	    " id = $1", e1), "delivered 1");
-	ck_assert_str_eq(db_value("SELECT http_status || ' ' || (duration_ms >= 1000) FROM"
-	    " webhook_attempts WHERE event_id = $1", e1), "204 true");
+	ck_assert_str_eq(db_value("SELECT string_agg(status || ' ' || attempts, ',') FROM"
+	    " webhook_events WHERE id = ANY(string_to_array($1, ' '))", both),
+	    "delivered 1,delivered 1");
+	ck_assert_str_eq(db_value("SELECT string_agg(http_status || ' ' || (duration_ms >= 1000),"
+	    " ',') FROM webhook_attempts WHERE event_id = ANY(string_to_array($1, ' '))", both),
+	    "204 true,204 true");
 	ck_assert_str_eq(db_value("SELECT status || ' ' || attempts || ' ' || (SELECT count(*) FROM"
-	    " webhook_attempts WHERE event_id = $1) FROM webhook_events WHERE id = $1", e2),
+	    " webhook_attempts WHERE event_id = $1) FROM webhook_events WHERE id = $1", e3),
 	    "pending 0 0");
 	ck_assert(file_has(log, "stopping on signal", 0));
 	/* No event lost: the stack's daemon, woken again, delivers the other one. */
 	ck_assert_int_eq(sh(CTL "merchant webhook %s --url"
 	    " %s --keep-secret", m, receiver), 0);
 	ck_assert_int_eq(kill(-a, SIGCONT), 0);
-	wait_status(e2, "delivered");
-	ck_assert_int_eq(receiver_wait(e2, 1, 5000), 1);
-	r = receiver_requests(e2, &n);
+	wait_status(e3, "delivered");
+	ck_assert_int_eq(receiver_wait(e3, 1, 5000), 1);
+	r = receiver_requests(e3, &n);
 	ck_assert(receiver_signature_ok(sec, r[0]));
 	receiver_free(r);
 	kill(srv, SIGKILL);
