@@ -163,14 +163,6 @@ webhook_unrecorded(const struct webhook *w)
 	return w->ndone;
 }
 
-/* No answer, or one that says the endpoint itself is unwell rather than the event. */
-static bool
-endpoint_down(const struct webhook_result *res)
-{
-	return res->http_status == 0 || res->http_status == 408 || res->http_status == 429 ||
-	    res->http_status >= 500;
-}
-
 /* f is over: what comes next for its event, and into the list to record. */
 static void
 finish(struct webhook *w, struct flight *f, bool ok, const struct webhook_result *res)
@@ -391,7 +383,7 @@ record(struct webhook *w)
 			pgarray_add(&a[4], NULL);
 		pgarray_add(&a[5], f->ok ? NULL : f->res.error);
 		pgarray_add_int(&a[6], f->res.duration_ms);
-		pgarray_add(&a[7], !f->ok && endpoint_down(&f->res) ? "t" : "f");
+		pgarray_add(&a[7], f->res.endpoint_down ? "t" : "f");
 	}
 	p[0] = w->owner;
 	for (k = 0; k < 8; k++)

@@ -259,16 +259,20 @@ result(struct xfer *x, CURLcode cc, struct webhook_result *res)
 	if (cc == CURLE_COULDNT_CONNECT && x->refused[0] != '\0')
 		snprintf(res->error, sizeof(res->error), "refused: %s (webhook_allow_private is "
 		    "off)", x->refused);
-	else if (cc != CURLE_OK)
+	else if (cc != CURLE_OK) {
 		snprintf(res->error, sizeof(res->error), "%s", x->errbuf[0] != '\0' ? x->errbuf :
 		    curl_easy_strerror(cc));
-	else if (res->http_status >= 200 && res->http_status <= 299)
+		res->endpoint_down = cc != CURLE_URL_MALFORMAT && cc != CURLE_UNSUPPORTED_PROTOCOL;
+	} else if (res->http_status >= 200 && res->http_status <= 299)
 		return 1;
 	else if (res->http_status >= 300 && res->http_status <= 399)
 		snprintf(res->error, sizeof(res->error), "HTTP %ld (redirects are not followed)",
 		    res->http_status);
-	else
+	else {
 		snprintf(res->error, sizeof(res->error), "HTTP %ld", res->http_status);
+		res->endpoint_down = res->http_status == 408 || res->http_status == 429 ||
+		    res->http_status >= 500;
+	}
 	return 0;
 }
 

@@ -16,6 +16,8 @@ struct webhook_result {
 	long http_status;   /* the answer's status, 0 when no HTTP answer came */
 	long duration_ms;   /* from the start of the attempt to its end */
 	char error[256];    /* why it failed, for the attempt record; "" when delivered */
+	bool endpoint_down; /* the endpoint itself failed: no answer, 408, 429 or 5xx (not a
+	                       refused address or a request never made) */
 };
 
 /*

@@ -462,6 +462,15 @@ START_TEST(test_failing_endpoint)
 	ck_assert_ptr_null(jstr(a, "http_status"));
 	ck_assert_str_eq(jstr(a, "error"), jstr(d, "last_error"));
 	http_free(&r);
+	/* The list carries the same failure. */
+	api("GET", m.auth, NULL, NULL, &r, EVENTS "?limit=1");
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	ck_assert(json_object_object_get_ex(r.json, "data", &a));
+	ck_assert(json_object_object_get_ex(json_object_array_get_idx(a, 0), "delivery", &d));
+	ck_assert_ptr_nonnull(jstr(d, "last_error"));
+	ck_assert(json_object_object_get_ex(d, "attempts", &a));
+	ck_assert_str_eq(jstr(json_object_array_get_idx(a, 0), "error"), jstr(d, "last_error"));
+	http_free(&r);
 	merchant_webhook(&m, whsec);
 	api("POST", m.auth, NULL, NULL, &r, "%s", redeliver_path(evt));
 	d = delivery_of(&r, "Event queued for redelivery.", evt);

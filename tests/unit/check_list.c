@@ -5,6 +5,7 @@
 
 #include "csv.h"
 #include "list.h"
+#include "pgarray.h"
 #include "runner.h"
 
 static bool
@@ -193,6 +194,29 @@ START_TEST(test_csv_row_end)
 }
 END_TEST
 
+/* Array literals: quoted text, escapes, integers and NULL elements side by side. */
+START_TEST(test_pgarray)
+{
+	struct pgarray a, b;
+
+	pgarray_init(&a);
+	ck_assert_str_eq(pgarray_end(&a), "{}");
+	pgarray_free(&a);
+	pgarray_init(&a);
+	pgarray_add(&a, "a\"b\\c");
+	pgarray_add(&a, NULL);
+	pgarray_add(&a, "NULL");
+	ck_assert_str_eq(pgarray_end(&a), "{\"a\\\"b\\\\c\",NULL,\"NULL\"}");
+	pgarray_free(&a);
+	pgarray_init(&b);
+	pgarray_add_int(&b, -12);
+	pgarray_add(&b, NULL);
+	pgarray_add_int(&b, 204);
+	ck_assert_str_eq(pgarray_end(&b), "{-12,NULL,204}");
+	pgarray_free(&b);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -205,5 +229,6 @@ main(void)
 	tcase_add_loop_test(t, test_time_bad, 0, (int)NELEM(bad_times));
 	tcase_add_loop_test(t, test_csv_field, 0, (int)NELEM(csv_cases));
 	tcase_add_test(t, test_csv_row_end);
+	tcase_add_test(t, test_pgarray);
 	return run_suite(s);
 }
