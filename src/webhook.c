@@ -123,6 +123,12 @@ flight_free(struct flight *f)
 	free(f);
 }
 
+static void
+drop_flight(void *tag)
+{
+	flight_free(tag);
+}
+
 void
 webhook_free(struct webhook *w)
 {
@@ -131,7 +137,7 @@ webhook_free(struct webhook *w)
 	if (w == NULL)
 		return;
 	db_free(w->db);
-	webhook_post_free(w->post);
+	webhook_post_free(w->post, drop_flight);
 	for (i = 0; i < w->ndone; i++)
 		flight_free(w->done[i]);
 	free(w->done);

@@ -149,7 +149,7 @@ webhook_post_new(long timeout, bool allow_private)
 }
 
 void
-webhook_post_free(struct webhook_post *p)
+webhook_post_free(struct webhook_post *p, void (*drop)(void *tag))
 {
 	struct xfer *x;
 
@@ -159,6 +159,8 @@ webhook_post_free(struct webhook_post *p)
 	while ((x = p->live) != NULL) {
 		p->live = x->next;
 		curl_multi_remove_handle(p->multi, x->curl);
+		if (drop != NULL)
+			drop(x->tag);
 		xfer_free(x);
 	}
 	while ((x = p->free) != NULL) {

@@ -27,8 +27,11 @@ struct webhook_result {
  */
 struct webhook_post *webhook_post_new(long timeout, bool allow_private);
 
-/* Abandons the requests in flight, closes the connections and frees p (NULL is fine). */
-void webhook_post_free(struct webhook_post *p);
+/*
+ * Abandons the requests in flight, handing each one's tag to drop (unless NULL), closes the
+ * connections and frees p (NULL is fine).
+ */
+void webhook_post_free(struct webhook_post *p, void (*drop)(void *tag));
 
 /*
  * Starts POSTing len bytes of body (copied) to url (http or https only, redirects not

@@ -52,6 +52,7 @@ cut_step(void *arg)
 	struct cut *c = arg;
 	char pid[16];
 	const char *v;
+	PGresult *res;
 
 	switch (c->step) {
 	case 0:   /* the first batch waits: second lines up behind it */
@@ -75,8 +76,8 @@ cut_step(void *arg)
 		ck_assert(PQconsumeInput(c->second) == 1);
 		if (PQisBusy(c->second))
 			return;
-		while (PQgetResult(c->second) != NULL)
-			;
+		while ((res = PQgetResult(c->second)) != NULL)
+			PQclear(res);
 		c->step++;
 		return;
 	case 3:   /* the next batch waits: its connection goes */
