@@ -9,9 +9,11 @@
 # cannot escape the per-address limit nor drain another client's bucket; 429 for rapid
 # checkout form POSTs (PIN attempts) while viewing the page still works; slowloris clients
 # (headers or bodies dripped slowly) cut off by the timeouts while others are served; and
-# the per-address cap on requests in progress. Also that the production and sandbox files
-# carry the same limits and load together in one nginx with the zones file. Always stops
-# the stack. Takes about 40 s.
+# the per-address cap on requests in progress. Then that every reply carries one Request-Id,
+# the id the worker logged and the access log's rid=, and no nginx version; and, with the
+# pool stopped, that nginx answers 502 in the API's JSON error shape with a Request-Id (a
+# small page on the checkout path) until the pool is back. Also that the production and
+# sandbox files carry the same limits. Always stops the stack. Takes about 45 s.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -45,39 +47,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- The files themselves: production and sandbox carry the same limits, and both server
-# blocks load in one nginx together with the zones file (declared once: both may share it).
+# --- The files themselves: production and sandbox carry the same limits (tests/nginx.sh
+# loads both in one nginx with the zones file).
 limit_lines() {
 	grep -E '^\s*(client_|large_client_header|send_timeout|keepalive_timeout|reset_timedout|limit_|error_page|return 4)' \
 		"$srcdir/nginx/marketpay-$1.conf"
 }
 check "production and sandbox carry the same edge limits" \
 	cmp -s <(limit_lines production) <(limit_lines sandbox)
-both_load() {
-	local t="$dir/nginx-t" env
-	mkdir -p "$t"
-	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
-		-keyout "$t/test.key" -out "$t/test.crt" 2>/dev/null
-	cp /etc/nginx/fastcgi_params "$srcdir/nginx/marketpay-fastcgi.conf" "$t/"
-	for env in production sandbox; do
-		sed -e "s|/etc/ssl/marketpay/$env\.|$t/test.|" -e "s|/etc/marketpay/nginx/|$t/|" \
-			"$srcdir/nginx/marketpay-$env.conf" >"$t/$env.conf"
-	done
-	cat >"$t/nginx.conf" <<CONF
-pid $t/nginx.pid;
-error_log $t/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $t/tmp;
-    include $srcdir/nginx/marketpay-limits.conf;
-    include $t/production.conf;
-    include $t/sandbox.conf;
-}
-CONF
-	nginx -t -q -p "$t" -c "$t/nginx.conf" -e "$t/error.log"
-}
-check "nginx -t: marketpay-limits.conf with both server blocks in one nginx" both_load
 
 "$stack" start "$sdir" >/dev/null
 # shellcheck disable=SC1091
@@ -415,5 +392,44 @@ out=$(edgepy flood "$(jq -nc --argjson port "$MARKETPAY_PORT" --arg path "$sessi
 	path: $path, headers: {Authorization: $a}, threads: 8, seconds: 1}}')")
 check "the stack's main server has no limits: $(jq -c .codes <<<"$out")" \
 	jqt '.codes | keys == ["404"]' "$out"
+
+# --- Request ids and nginx's own 5xx (nginx/marketpay-errors.conf). The id of a reply.
+rid() { tr -d '\r' <"$dir/hdr" | sed -n 's/^Request-Id: //Ip'; }
+not_in_out() { ! grep -qi -- "$1" "$dir/out"; }
+one_rid() { [ "$(rid | wc -l)" = 1 ] && rid | grep -Eqx '[0-9a-f]{32}'; }
+access_log="$sdir/nginx/marketpay-sandbox.access.log"
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "a worker's reply through the server block (got $code)" [ "$code" = 200 ]
+id=$(rid | head -n 1)
+check "  carries one Request-Id of 32 hex digits ($id)" one_rid
+check "  the id the worker logged (req=)" grep -q "req=$id " "$sdir/fcgi.log"
+check "  and the access log's rid=, with the upstream's status" grep -q "\" 200 .* rid=$id .* us=200 " "$access_log"
+check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
+code=$(req --interface 127.0.0.9 "$edge$create" -H 'Content-Type: application/json' -d x)
+check "the worker's own errors pass through untouched (got $code)" [ "$code" = 401 ]
+check "  with one Request-Id" one_rid
+
+"$stack" pool-stop "$sdir"
+before=$(sessions)
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "pool stopped: create-session answers 502 from nginx (got $code)" [ "$code" = 502 ]
+check "  in the API's JSON error shape" is_json_error 'not reachable'
+check "  with no other field" jqt 'keys == ["message", "success"]' "$(cat "$dir/out")"
+id=$(rid | head -n 1)
+check "  with one Request-Id ($id)" one_rid
+check "  found in the access log with no worker's answer" grep -q "\" 502 .* rid=$id .* us=502 " "$access_log"
+check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
+check "  and nothing stored" [ "$(sessions)" = "$before" ]
+code=$(req --interface 127.0.0.9 "$page")
+check "pool stopped: the checkout page answers 502 (got $code)" [ "$code" = 502 ]
+check "  as a small page of ours" grep -q 'Payment page unavailable' "$dir/out"
+check "  not nginx's: it names no nginx" not_in_out nginx
+check "  with one Request-Id" one_rid
+"$stack" pool-start "$sdir"
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "pool started again: create-session answers 200 (got $code)" [ "$code" = 200 ]
 
 finish
