@@ -9,9 +9,13 @@
 # cannot escape the per-address limit nor drain another client's bucket; 429 for rapid
 # checkout form POSTs (PIN attempts) while viewing the page still works; slowloris clients
 # (headers or bodies dripped slowly) cut off by the timeouts while others are served; and
-# the per-address cap on requests in progress. Also that the production and sandbox files
-# carry the same limits and load together in one nginx with the zones file. Always stops
-# the stack. Takes about 40 s.
+# the per-address cap on requests in progress. Then that every reply carries one Request-Id,
+# the id the worker logged and the access log's rid=, and no nginx version; and, with the
+# pool stopped, that nginx answers 502 in the API's JSON error shape with a Request-Id (a
+# small page on the checkout path), and 504 in that shape when a stand-in pool takes the
+# request and never answers, with the id it was given; then the pool is back. Also that
+# the production and sandbox files carry the same limits. Always stops the stack. Takes
+# about 50 s.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -45,39 +49,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- The files themselves: production and sandbox carry the same limits, and both server
-# blocks load in one nginx together with the zones file (declared once: both may share it).
+# --- The files themselves: production and sandbox carry the same limits (tests/nginx.sh
+# loads both in one nginx with the zones file).
 limit_lines() {
 	grep -E '^\s*(client_|large_client_header|send_timeout|keepalive_timeout|reset_timedout|limit_|error_page|return 4)' \
 		"$srcdir/nginx/marketpay-$1.conf"
 }
 check "production and sandbox carry the same edge limits" \
 	cmp -s <(limit_lines production) <(limit_lines sandbox)
-both_load() {
-	local t="$dir/nginx-t" env
-	mkdir -p "$t"
-	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
-		-keyout "$t/test.key" -out "$t/test.crt" 2>/dev/null
-	cp /etc/nginx/fastcgi_params "$srcdir/nginx/marketpay-fastcgi.conf" "$t/"
-	for env in production sandbox; do
-		sed -e "s|/etc/ssl/marketpay/$env\.|$t/test.|" -e "s|/etc/marketpay/nginx/|$t/|" \
-			"$srcdir/nginx/marketpay-$env.conf" >"$t/$env.conf"
-	done
-	cat >"$t/nginx.conf" <<CONF
-pid $t/nginx.pid;
-error_log $t/error.log;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $t/tmp;
-    include $srcdir/nginx/marketpay-limits.conf;
-    include $t/production.conf;
-    include $t/sandbox.conf;
-}
-CONF
-	nginx -t -q -p "$t" -c "$t/nginx.conf" -e "$t/error.log"
-}
-check "nginx -t: marketpay-limits.conf with both server blocks in one nginx" both_load
 
 "$stack" start "$sdir" >/dev/null
 # shellcheck disable=SC1091
@@ -137,12 +116,13 @@ code=$(req "$edge$create" -H "Authorization: API-KEY $key_a" -H 'Content-Type: a
 	-d "$good_body")
 check "a real request with long headers still passes the limits (got $code)" [ "$code" = 200 ]
 
-# --- The client helper: floods, slow clients and held uploads need many sockets at once.
+# --- The client helper: floods, slow clients and held uploads need many sockets at once;
+# hang stands in for a pool that never answers.
 cat >"$dir/edge.py" <<'PY'
-import http.client, json, socket, sys, threading, time
+import http.client, json, os, socket, sys, threading, time
 
 cfg = json.loads(sys.argv[2])
-PORT = cfg["port"]
+PORT = cfg.get("port")
 
 def request(src, method, path, headers=None, body=None):
     c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=20, source_address=(src, 0))
@@ -287,7 +267,48 @@ def held():
     print(json.dumps({"over": over[0], "over_json": over[1].startswith("application/json"),
                       "other": other, "after": after, "held": still, "attempts": attempt}))
 
-{"flood": flood, "slow": slow, "held": held}[sys.argv[1]]()
+def hang():
+    # cfg: sock, out, seconds. A FastCGI pool that never answers: listens on sock, takes one
+    # connection, writes the REQUEST_ID parameter nginx sent to out, then holds the
+    # connection for seconds without a reply.
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ls.bind(cfg["sock"])
+    os.chmod(cfg["sock"], 0o666)  # nginx's workers run as another user under root
+    ls.listen(8)
+    conn, _ = ls.accept()
+    buf, params, done = b"", b"", False
+    while not done:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+        while len(buf) >= 8:  # version, type, id (2), content length (2), padding, reserved
+            rtype, clen, plen = buf[1], int.from_bytes(buf[4:6], "big"), buf[6]
+            if len(buf) < 8 + clen + plen:
+                break
+            content, buf = buf[8:8 + clen], buf[8 + clen + plen:]
+            if rtype == 4 and clen == 0:  # FCGI_PARAMS ends with an empty record
+                done = True
+            elif rtype == 4:
+                params += content
+    def length(i):
+        if params[i] < 128:
+            return params[i], i + 1
+        return int.from_bytes(params[i:i + 4], "big") & 0x7FFFFFFF, i + 4
+    i, rid = 0, ""
+    while i < len(params):
+        nlen, i = length(i)
+        vlen, i = length(i)
+        name, value = params[i:i + nlen], params[i + nlen:i + nlen + vlen]
+        i += nlen + vlen
+        if name == b"REQUEST_ID":
+            rid = value.decode()
+    with open(cfg["out"], "w") as f:
+        f.write(rid)
+    time.sleep(cfg["seconds"])
+    conn.close()
+
+{"flood": flood, "slow": slow, "held": held, "hang": hang}[sys.argv[1]]()
 PY
 edgepy() { python3 "$dir/edge.py" "$@"; }
 jqt() { jq -e "$1" <<<"$2" >/dev/null; } # jqt FILTER JSON: true when FILTER holds
@@ -415,5 +436,66 @@ out=$(edgepy flood "$(jq -nc --argjson port "$MARKETPAY_PORT" --arg path "$sessi
 	path: $path, headers: {Authorization: $a}, threads: 8, seconds: 1}}')")
 check "the stack's main server has no limits: $(jq -c .codes <<<"$out")" \
 	jqt '.codes | keys == ["404"]' "$out"
+
+# --- Request ids and nginx's own 5xx (nginx/marketpay-errors.conf). The id of a reply.
+rid() { tr -d '\r' <"$dir/hdr" | sed -n 's/^Request-Id: //Ip'; }
+not_in_out() { ! grep -qi -- "$1" "$dir/out"; }
+one_rid() { [ "$(rid | wc -l)" = 1 ] && rid | grep -Eqx '[0-9a-f]{32}'; }
+access_log="$sdir/nginx/marketpay-sandbox.access.log"
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "a worker's reply through the server block (got $code)" [ "$code" = 200 ]
+id=$(rid | head -n 1)
+check "  carries one Request-Id of 32 hex digits ($id)" one_rid
+check "  the id the worker logged (req=)" grep -q "req=$id " "$sdir/fcgi.log"
+check "  and the access log's rid=, with the upstream's status" grep -q "\" 200 .* rid=$id .* us=200 " "$access_log"
+check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
+code=$(req --interface 127.0.0.9 "$edge$create" -H 'Content-Type: application/json' -d x)
+check "the worker's own errors pass through untouched (got $code)" [ "$code" = 401 ]
+check "  with one Request-Id" one_rid
+
+"$stack" pool-stop "$sdir"
+before=$(sessions)
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "pool stopped: create-session answers 502 from nginx (got $code)" [ "$code" = 502 ]
+check "  in the API's JSON error shape" is_json_error 'not reachable'
+check "  with no other field" jqt 'keys == ["message", "success"]' "$(cat "$dir/out")"
+id=$(rid | head -n 1)
+check "  with one Request-Id ($id)" one_rid
+check "  found in the access log with no worker's answer" grep -q "\" 502 .* rid=$id .* us=502 " "$access_log"
+check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
+check "  and nothing stored" [ "$(sessions)" = "$before" ]
+code=$(req --interface 127.0.0.9 "$page")
+check "pool stopped: the checkout page answers 502 (got $code)" [ "$code" = 502 ]
+check "  as a small page of ours" grep -q 'Payment page unavailable' "$dir/out"
+check "  not nginx's: it names no nginx" not_in_out nginx
+check "  with one Request-Id" one_rid
+# A pool that takes the connection and never answers: 504 once fastcgi_read_timeout passes
+# (2 s here, 30 s as shipped), with the id the pool was given. The stand-in (edge.py hang)
+# records the REQUEST_ID parameter it got, as the worker would log it.
+sed -i 's/^fastcgi_read_timeout .*/fastcgi_read_timeout 2s;/' "$sdir/nginx/marketpay-fastcgi.conf"
+kill -HUP "$(cat "$sdir/nginx/nginx.pid")"
+rm -f "$sdir/fcgi.sock"
+edgepy hang "$(jq -nc --arg sock "$sdir/fcgi.sock" --arg out "$dir/hung.rid" \
+	'{sock: $sock, out: $out, seconds: 15}')" &
+hung=$!
+for _ in $(seq 50); do [ -S "$sdir/fcgi.sock" ] && break; sleep 0.1; done
+sleep 1 # nginx's new workers, with the 2 s timeout
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "pool hung: create-session answers 504 from nginx (got $code)" [ "$code" = 504 ]
+check "  in the API's JSON error shape" is_json_error 'did not answer in time'
+id=$(rid | head -n 1)
+check "  with one Request-Id ($id)" one_rid
+check "  the id the pool was given ($(cat "$dir/hung.rid" 2>/dev/null))" \
+	[ "$(cat "$dir/hung.rid" 2>/dev/null)" = "$id" ]
+kill "$hung" 2>/dev/null || true
+wait "$hung" 2>/dev/null || true
+rm -f "$sdir/fcgi.sock"
+"$stack" pool-start "$sdir"
+code=$(req --interface 127.0.0.9 "$edge$create" -H "Authorization: API-KEY $key_b" \
+	-H 'Content-Type: application/json' -d "$good_body")
+check "pool started again: create-session answers 200 (got $code)" [ "$code" = 200 ]
 
 finish

@@ -59,7 +59,8 @@ done
 check "installed page assets: static/checkout.css" cmp -s "$srcdir/static/checkout.css" \
 	"$share/static/checkout.css"
 for f in marketpay.conf.example marketpay-production.conf marketpay-sandbox.conf \
-	marketpay-fastcgi.conf marketpay-limits.conf marketpay-apache.conf marketpay-fcgi@.service \
+	marketpay-fastcgi.conf marketpay-limits.conf marketpay-errors.conf marketpay-port80.conf \
+	marketpay-apache.conf marketpay-fcgi@.service \
 	marketpay-webhookd@.service marketpay-purge@.service marketpay-purge@.timer; do
 	check "installed example: $f" test -s "$usr/share/doc/marketpay/examples/$f"
 done

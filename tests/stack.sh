@@ -156,13 +156,13 @@ write_nginx() {
 	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
 	# MP_EDGE_LIMITS=1 (tests/edge.sh) adds a second server on its own port ($dir/edge.port):
 	# the deployed server block of nginx/marketpay-<environment>.conf itself, with its TLS,
-	# IPv6 and port-80 redirect taken out and its paths pointed into this stack, under the
+	# IPv6 and any port-80 block taken out and its paths pointed into this stack, under the
 	# zones of nginx/marketpay-limits.conf. The main server is never throttled (benchmarks).
 	local edge="" eport
 	if [ "${MP_EDGE_LIMITS:-0}" = 1 ]; then
 		eport=$(free_port)
 		while [ "$eport" = "$port" ] || [ "$eport" = "$rport" ]; do eport=$(free_port); done
-		cp "$srcdir/nginx/marketpay-limits.conf" "$dir/nginx/marketpay-limits.conf"
+		cp "$srcdir/nginx/marketpay-limits.conf" "$srcdir/nginx/marketpay-errors.conf" "$dir/nginx/"
 		edge="include marketpay-limits.conf;
 $(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
 	inblk { blk = blk $0 "\n"; if ($0 ~ /^\}/) { inblk = 0; if (blk !~ /listen 80;/) printf "%s", blk }; next }
@@ -171,6 +171,7 @@ $(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
 		-e "s|listen 443 ssl http2;|listen 127.0.0.1:$eport;|" \
 		-e "s|server unix:/run/marketpay/[a-z]+\.sock;|server unix:$dir/fcgi.sock;|" \
 		-e "s|/etc/marketpay/nginx/|$dir/nginx/|" \
+		-e "s|/var/log/nginx/|$dir/nginx/|" \
 		-e "s|/usr/share/marketpay/static/|${MP_STATIC_DIR:-$srcdir/static}/|")"
 		if ! grep -q "listen 127.0.0.1:$eport;" <<<"$edge" || grep -Eq 'listen (80|443)' <<<"$edge"; then
 			die "MP_EDGE_LIMITS: cannot adapt the listen lines of the server block"
