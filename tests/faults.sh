@@ -34,9 +34,11 @@ wallet_deposit=1000000 # each wallet's
 # restart below loses commits already answered 200 (the checks catch it).
 export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=0 MP_WORKERS=$workers
 # Webhook attempts time out after 1 s, and the retry schedule (60 s in all) outlasts every
-# receiver outage below, so no event goes dead while the receiver is down.
+# receiver outage below, so no event goes dead while the receiver is down. The endpoint's
+# breaker opens for 2 s first (30 s by default), so a recovery is seen within the checks' wait.
 export MP_CONF_EXTRA="webhook_timeout = 1
 webhook_poll_interval = 1
+webhook_breaker_cooldown = 2
 webhook_retry_schedule = 1,1,1,1,1,1,1,1,1,1,2,2,2,2,2,2,2,2,2,2,3,3,3,3,3,3,3,3,3,3"
 
 for bin in "$mpload" "$builddir/marketpay-webhookd" /usr/bin/perl /usr/bin/psql; do
@@ -432,16 +434,22 @@ db_checks "webhookd restart"
 
 # --- e. the receiver fails: 503, timeouts, connection refused ----------------------------------
 receiver_fault() { # NAME SQL-condition-of-its-attempts UNDO-COMMAND
-	local name=$1 cond=$2 undo=$3 t0 t1 n
+	local name=$1 cond=$2 undo=$3 t0 t1 n state backed
 	t0=$(now_ms)
 	sleep 4
+	state=$(sql -c "SELECT state FROM webhook_endpoint_health WHERE merchant_id = $merchant")
 	"$undo"
 	t1=$(now_ms)
 	n=$(attempts_between "$t0" "$t1" "$cond")
 	say "receiver $name for 4 s: $n failed attempts; $(attempts_between "$t0" "$t1" \
 		'a.http_status BETWEEN 200 AND 299') delivered meanwhile"
 	check "receiver $name: webhookd saw it fail ($n attempts)" [ "$n" -gt 0 ]
+	case $state in open | half-open | failing) backed=yes ;; *) backed=no ;; esac
+	check "receiver $name: its endpoint was backed off meanwhile (breaker $state)" \
+		[ "$backed" = yes ]
 	check "receiver $name: every event delivered afterwards" events_delivered 40
+	check "receiver $name: its breaker closed again" [ "$(sql -c "SELECT failures || ' ' ||
+		opens FROM webhook_endpoints WHERE merchant_id = $merchant")" = "0 0" ]
 	check "receiver $name: no event dead" \
 		[ "$(sql -c "SELECT count(*) FROM webhook_events WHERE merchant_id = $merchant
 			AND status = 'dead'")" = 0 ]
