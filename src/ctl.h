@@ -6,6 +6,10 @@
 #include "config.h"
 #include "db.h"
 
+/* Why a production command that needs a currency refuses when none is given or configured. */
+#define CTL_NO_CURRENCY "production has no default currency: give --currency CODE, or set " \
+	"currency in the configuration file"
+
 /* What every marketpayctl command gets: the config and a connected database handle. */
 struct ctl {
 	struct config cfg;

@@ -8,7 +8,7 @@
 int
 ctl_merchant_create(struct ctl *c, int argc, char **argv)
 {
-	const char *name = NULL, *currency = c->cfg.currency, *webhook = NULL, *p[3];
+	const char *name = NULL, *currency = config_currency(&c->cfg), *webhook = NULL, *p[3];
 	char why[512];
 	PGresult *r;
 	int i;
@@ -26,6 +26,8 @@ ctl_merchant_create(struct ctl *c, int argc, char **argv)
 	}
 	if (name == NULL || name[0] == '\0' || strlen(name) > 200)
 		return ctl_fail("--name is required, 1 to 200 characters");
+	if (currency == NULL)
+		return ctl_fail(CTL_NO_CURRENCY);
 	if (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3)
 		return ctl_fail("--currency must be a three-letter ISO 4217 code such as AFN");
 	if (webhook != NULL && !webhook_url_check(webhook, &c->cfg, why, sizeof(why)))

@@ -102,9 +102,19 @@ check "db roles as that owner" env PGUSER=mp_admin "$MARKETPAYCTL" -c "$dir/prod
 	db roles --app mp_worker --webhookd mp_webhookd --readonly mp_dba
 check "the production schema is owned by mp_admin" test "$(psql -d marketpay_production -qAtc \
 	"SELECT tableowner FROM pg_tables WHERE tablename = 'ledger_entries'")" = mp_admin
+# Production has no default currency: the config sets none, so --currency is required.
+check "production: merchant create without --currency is refused" bash -c "! PGUSER=mp_admin \
+	'$MARKETPAYCTL' -c '$dir/production.conf' merchant create --name Live 2>'$dir/cur.err' &&
+	grep -q 'production has no default currency' '$dir/cur.err' &&
+	test -z \"\$(psql -d marketpay_production -qAtc 'SELECT id FROM merchants')\""
+check "production: account create --kind customer without --currency is refused" bash -c "! \
+	PGUSER=mp_admin '$MARKETPAYCTL' -c '$dir/production.conf' account create --kind customer \
+	2>/dev/null"
 check "a production key is made there (mp_live_)" bash -c "PGUSER=mp_admin '$MARKETPAYCTL' \
 	-c '$dir/production.conf' key create \$(PGUSER=mp_admin '$MARKETPAYCTL' -c \
-	'$dir/production.conf' merchant create --name Live) | grep -q '^mp_live_'"
+	'$dir/production.conf' merchant create --name Live --currency USD) | grep -q '^mp_live_'"
+check "the production merchant has the currency it was given" test "$(psql -d \
+	marketpay_production -qAtc 'SELECT currency FROM merchants')" = USD
 
 merchant=$(ctl merchant create --name 'Installed shop')
 key=$(ctl key create "$merchant")
