@@ -1,4 +1,5 @@
 /* marketpayctl: the operator's command line. argv, config, connect, dispatch, exit. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ usage(void)
 {
 	size_t i;
 
-	fprintf(stderr, "usage: marketpayctl [-c config] [-S sql_dir] command ...\n");
+	fprintf(stderr, "usage: marketpayctl [-c config] [-S sql_dir] command ... | -V\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(stderr, "       marketpayctl %s\n", commands[i].usage);
 	exit(2);
@@ -64,6 +65,10 @@ usage(void)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const struct command *cmd = NULL;
 	const char *path = NULL, *sql_dir = NULL;
 	struct ctl c;
@@ -72,9 +77,10 @@ main(int argc, char **argv)
 	int ch, rc = 1;
 
 	memset(&c, 0, sizeof(c));
-	while ((ch = getopt(argc, argv, "+c:S:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:S:V", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
+		case 'V': printf("marketpayctl %s\n", PACKAGE_VERSION); exit(0);
 		case 'S': sql_dir = optarg; break;
 		default: usage();
 		}

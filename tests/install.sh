@@ -4,8 +4,8 @@
 # checks that everything a sysadmin needs is there, then runs a stack from the installed
 # programs alone: `marketpayctl db migrate` with no sql_dir in the config finds the installed
 # migrations, nginx serves the installed page assets, and a session is created and its
-# checkout page shown. Also checks `marketpay-fcgi -v` and `log_level = debug`. Always stops
-# what it started.
+# checkout page shown. Also checks `--version`, `marketpay-fcgi -v` and `log_level = debug`.
+# Always stops what it started.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -62,6 +62,15 @@ for f in marketpay.conf.example marketpay-production.conf marketpay-sandbox.conf
 	marketpay-fastcgi.conf marketpay-limits.conf marketpay-apache.conf marketpay-fcgi@.service \
 	marketpay-webhookd@.service marketpay-purge@.service marketpay-purge@.timer; do
 	check "installed example: $f" test -s "$usr/share/doc/marketpay/examples/$f"
+done
+
+# --version and -V: "<program> <version>" on stdout, exit 0, no configuration read.
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$dir/build/Makefile")
+for f in bin/marketpayctl sbin/marketpay-fcgi sbin/marketpay-webhookd; do
+	for opt in --version -V; do
+		check "${f#*/} $opt prints '${f#*/} $version' and exits 0" bash -c \
+			"test \"\$(MARKETPAY_CONFIG=/nonexistent '$usr/$f' $opt)\" = '${f#*/} $version'"
+	done
 done
 
 # -v raises the log level by one step: the configuration line is a debug line.
