@@ -45,6 +45,7 @@ int ctl_is_id(const char *s);
 /* Commands: argv[0] is the first word after the command's own name(s). Return exit status. */
 int ctl_db_migrate(struct ctl *c, int argc, char **argv);
 int ctl_db_roles(struct ctl *c, int argc, char **argv);
+int ctl_db_status(struct ctl *c, int argc, char **argv);
 int ctl_idempotency_purge(struct ctl *c, int argc, char **argv);
 int ctl_merchant_create(struct ctl *c, int argc, char **argv);
 int ctl_key_create(struct ctl *c, int argc, char **argv);

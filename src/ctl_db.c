@@ -1,5 +1,6 @@
 /*
  * marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction.
+ * marketpayctl db status: which of those files are applied (and when), which pending.
  * marketpayctl idempotency purge: deletes Idempotency-Key records past idempotency_ttl.
  */
 #include <dirent.h>
@@ -24,6 +25,27 @@ static int
 by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The migration files of dir, sorted, into names[MAX_MIGRATIONS] (each strdup'ed: the caller
+ * frees them, also after a failure); their count into *n. 0, or 1 after saying why.
+ */
+static int
+list_migrations(const char *dir, char **names, size_t *n)
+{
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if ((d = opendir(dir)) == NULL)
+		return ctl_fail("%s: cannot open migrations directory", dir);
+	while ((de = readdir(d)) != NULL && *n < MAX_MIGRATIONS)
+		if (is_migration(de->d_name) && (names[*n] = strdup(de->d_name)) != NULL)
+			(*n)++;
+	closedir(d);
+	qsort(names, *n, sizeof(names[0]), by_name);
+	return 0;
 }
 
 static char *
@@ -134,22 +156,15 @@ ctl_db_migrate(struct ctl *c, int argc, char **argv)
 {
 	const char *dir = c->cfg.sql_dir;
 	char *names[MAX_MIGRATIONS];
-	struct dirent *de;
 	size_t n = 0, i;
 	PGresult *r;
-	DIR *d = NULL;
 	int rc = 1, yes;
 
 	(void)argv;
 	if (argc != 0)
 		return ctl_fail("usage: marketpayctl db migrate");
-	if ((d = opendir(dir)) == NULL)
-		return ctl_fail("%s: cannot open migrations directory", dir);
-	while ((de = readdir(d)) != NULL && n < MAX_MIGRATIONS)
-		if (is_migration(de->d_name) && (names[n] = strdup(de->d_name)) != NULL)
-			n++;
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), by_name);
+	if (list_migrations(dir, names, &n) != 0)
+		goto out;
 	/* Two migrators at once would race; the session lock serialises them. */
 	if ((r = ctl_exec(c, "lock", "SELECT pg_advisory_lock(7200)", 0, NULL)) == NULL)
 		goto out;
@@ -165,6 +180,47 @@ ctl_db_migrate(struct ctl *c, int argc, char **argv)
 	}
 	rc = settings(c);
 out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}
+
+enum status_col {
+	STATUS_VERSION,     /* the file name db migrate recorded */
+	STATUS_APPLIED_AT,  /* ISO 8601, UTC */
+	STATUS__MAX
+};
+
+int
+ctl_db_status(struct ctl *c, int argc, char **argv)
+{
+	char *names[MAX_MIGRATIONS];
+	size_t n = 0, i;
+	PGresult *r = NULL;
+	int rc = 1, pending = 0, row, found;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl db status");
+	if (list_migrations(c->cfg.sql_dir, names, &n) != 0)
+		goto out;
+	if ((r = ctl_exec(c, "schema_migrations", "SELECT version, to_char(applied_at AT TIME ZONE"
+	    " 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM schema_migrations", 0, NULL)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		for (found = -1, row = 0; row < PQntuples(r) && found < 0; row++)
+			if (strcmp(PQgetvalue(r, row, STATUS_VERSION), names[i]) == 0)
+				found = row;
+		if (found < 0) {
+			printf("%s pending\n", names[i]);
+			pending = 1;
+		} else
+			printf("%s applied %s\n", names[i], PQgetvalue(r, found, STATUS_APPLIED_AT));
+	}
+	/* Exit 1 with pending migrations: a deploy script's "db status || db migrate". */
+	rc = pending;
+out:
+	PQclear(r);
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	return rc;

@@ -16,6 +16,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "db", "migrate", ctl_db_migrate, "db migrate" },
+	{ "db", "status", ctl_db_status, "db status" },
 	{ "db", "roles", ctl_db_roles, "db roles [--app ROLE] [--webhookd ROLE] [--readonly ROLE]" },
 	{ "idempotency", "purge", ctl_idempotency_purge, "idempotency purge" },
 	{ "merchant", "create", ctl_merchant_create,
