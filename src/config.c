@@ -54,6 +54,9 @@ const struct config_key config_keys[] = {
 	{ "webhook_secret_rotation_window", CONFIG_LONG, OFF(webhook_secret_rotation_window), 0,
 	  30 * 86400, "86400" },
 	{ "expire_interval",     CONFIG_LONG,  OFF(expire_interval), 1, 60, "30" },
+	/* At least 30 days: reconciliation reads events and sessions that far back. */
+	{ "retention_events_days", CONFIG_LONG, OFF(retention_events_days), 30, 36500, "90" },
+	{ "retention_sessions_days", CONFIG_LONG, OFF(retention_sessions_days), 30, 36500, "365" },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

@@ -51,6 +51,8 @@ struct config {
 	long webhook_secret_rotation_window; /* seconds a rotated-out secret still signs
 	                                      * (marketpayctl db migrate stores it) */
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
+	long retention_events_days; /* marketpayctl purge: settled webhook events older go */
+	long retention_sessions_days; /* marketpayctl purge: unpaid ended sessions older go */
 };
 
 enum config_kind {

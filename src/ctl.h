@@ -55,6 +55,7 @@ int ctl_db_migrate(struct ctl *c, int argc, char **argv);
 int ctl_db_roles(struct ctl *c, int argc, char **argv);
 int ctl_db_status(struct ctl *c, int argc, char **argv);
 int ctl_idempotency_purge(struct ctl *c, int argc, char **argv);
+int ctl_purge(struct ctl *c, int argc, char **argv);
 int ctl_merchant_create(struct ctl *c, int argc, char **argv);
 int ctl_merchant_list(struct ctl *c, int argc, char **argv);
 int ctl_merchant_show(struct ctl *c, int argc, char **argv);

@@ -2,6 +2,7 @@
  * marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction.
  * marketpayctl db status: which of those files are applied (and when), which pending.
  * marketpayctl idempotency purge: deletes Idempotency-Key records past idempotency_ttl.
+ * marketpayctl purge: that, and the retention of webhook events and ended unpaid sessions.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -226,16 +227,14 @@ out:
 	return rc;
 }
 
-int
-ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
+/* Deletes Idempotency-Key records past idempotency_ttl; their number into *n. 0, or 1. */
+static int
+purge_idempotency(struct ctl *c, long long *n)
 {
 	char ttl[24];
 	const char *p[1] = { ttl };
 	PGresult *r;
 
-	(void)argv;
-	if (argc != 0)
-		return ctl_fail("usage: marketpayctl idempotency purge");
 	/*
 	 * Rows past idempotency_ttl no longer count for replay: they only take space. The
 	 * function (sql/007_purge.sql) lets the workers' role do this and nothing more.
@@ -244,7 +243,93 @@ ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
 	if ((r = ctl_exec(c, "idempotency purge", "SELECT mp_purge_idempotency($1::int)", 1,
 	    p)) == NULL)
 		return 1;
-	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
+	*n = strtoll(PQgetvalue(r, 0, DB_FIRST_COLUMN), NULL, 10);
 	PQclear(r);
+	return 0;
+}
+
+int
+ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
+{
+	long long n;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl idempotency purge");
+	if (purge_idempotency(c, &n) != 0)
+		return 1;
+	printf("%lld\n", n);
+	return 0;
+}
+
+/* What marketpayctl purge deletes, in the order it prints them. */
+enum purged {
+	PURGED_IDEMPOTENCY,   /* idempotency_keys */
+	PURGED_EVENTS,        /* webhook_events */
+	PURGED_ATTEMPTS,      /* webhook_attempts */
+	PURGED_REDELIVERIES,  /* webhook_redeliveries */
+	PURGED_SESSIONS,      /* payment_sessions */
+	PURGED_ITEMS,         /* session_items */
+	PURGED__MAX
+};
+
+static const char *const purged_table[PURGED__MAX] = {
+	"idempotency_keys",      /* PURGED_IDEMPOTENCY */
+	"webhook_events",        /* PURGED_EVENTS */
+	"webhook_attempts",      /* PURGED_ATTEMPTS */
+	"webhook_redeliveries",  /* PURGED_REDELIVERIES */
+	"payment_sessions",      /* PURGED_SESSIONS */
+	"session_items",         /* PURGED_ITEMS */
+};
+
+/*
+ * Calls the retention function sql (sql/016_retention.sql: $1 days, $2 batch; its first
+ * column the batch's main rows, then the rest) until a batch comes back short, each call its
+ * own transaction; adds its columns into count[first...]. 0, or 1 after saying why.
+ */
+static int
+purge_batches(struct ctl *c, const char *sql, long days, long batch, long long *count,
+    enum purged first)
+{
+	char d[24], b[24];
+	const char *p[2] = { d, b };
+	PGresult *r;
+	long long main_rows;
+	int j;
+
+	snprintf(d, sizeof(d), "%ld", days);
+	snprintf(b, sizeof(b), "%ld", batch);
+	do {
+		if ((r = ctl_exec(c, "purge", sql, 2, p)) == NULL)
+			return 1;
+		main_rows = strtoll(PQgetvalue(r, 0, DB_FIRST_COLUMN), NULL, 10);
+		for (j = 0; j < PQnfields(r); j++)
+			count[first + j] += strtoll(PQgetvalue(r, 0, j), NULL, 10);
+		PQclear(r);
+	} while (main_rows >= batch);
+	return 0;
+}
+
+int
+ctl_purge(struct ctl *c, int argc, char **argv)
+{
+	long long count[PURGED__MAX] = { 0 };
+	long batch = 1000;
+	char *end = NULL;
+	int i;
+
+	if (argc == 2 && strcmp(argv[0], "--batch") == 0)
+		batch = strtol(argv[1], &end, 10);
+	if ((argc != 0 && argc != 2) || (argc == 2 && (end == argv[1] || *end != '\0' ||
+	    batch < 1 || batch > 10000)))
+		return ctl_fail("usage: marketpayctl purge [--batch 1-10000]");
+	if (purge_idempotency(c, &count[PURGED_IDEMPOTENCY]) != 0 ||
+	    purge_batches(c, "SELECT * FROM mp_purge_events($1::int, $2::int)",
+	    c->cfg.retention_events_days, batch, count, PURGED_EVENTS) != 0 ||
+	    purge_batches(c, "SELECT * FROM mp_purge_sessions($1::int, $2::int)",
+	    c->cfg.retention_sessions_days, batch, count, PURGED_SESSIONS) != 0)
+		return 1;
+	for (i = 0; i < PURGED__MAX; i++)
+		printf("%s\t%lld\n", purged_table[i], count[i]);
 	return 0;
 }

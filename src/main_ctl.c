@@ -9,7 +9,7 @@
 
 struct command {
 	const char *noun;
-	const char *verb;
+	const char *verb;   /* NULL: the noun is the whole command */
 	int (*run)(struct ctl *, int, char **);
 	const char *usage;
 };
@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "db", "status", ctl_db_status, "db status" },
 	{ "db", "roles", ctl_db_roles, "db roles [--app ROLE] [--webhookd ROLE] [--readonly ROLE]" },
 	{ "idempotency", "purge", ctl_idempotency_purge, "idempotency purge" },
+	{ "purge", NULL, ctl_purge, "purge [--batch N]" },
 	{ "merchant", "create", ctl_merchant_create,
 	  "merchant create --name NAME [--currency CODE] [--webhook-url URL]" },
 	{ "merchant", "list", ctl_merchant_list, "merchant list" },
@@ -92,10 +93,12 @@ main(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 2)
+	if (argc < 1)
 		usage();
+	/* A command is a noun and a verb, or a noun alone (verb NULL). */
 	for (i = 0; i < NCOMMANDS && cmd == NULL; i++)
-		if (strcmp(argv[0], commands[i].noun) == 0 && strcmp(argv[1], commands[i].verb) == 0)
+		if (strcmp(argv[0], commands[i].noun) == 0 && (commands[i].verb == NULL ||
+		    (argc >= 2 && strcmp(argv[1], commands[i].verb) == 0)))
 			cmd = &commands[i];
 	if (cmd == NULL)
 		usage();
@@ -123,7 +126,8 @@ main(int argc, char **argv)
 	/* Every command but the one that records it works on a database of this environment. */
 	if (cmd->run != ctl_db_migrate && ctl_check_environment(&c) != 0)
 		goto out;
-	rc = cmd->run(&c, argc - 2, argv + 2);
+	i = cmd->verb == NULL ? 1 : 2;
+	rc = cmd->run(&c, argc - (int)i, argv + i);
 out:
 	db_free(c.db);
 	config_free(&c.cfg);

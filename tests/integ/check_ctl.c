@@ -1,7 +1,7 @@
 /*
  * marketpayctl's operator commands against the real stack (tests/integration.sh): db status
  * (applied and pending migrations, its exit status for deploy scripts); merchant list, show,
- * disable and enable.
+ * disable and enable; purge (retention of webhook events and ended unpaid sessions).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 
 #include <check.h>
 
+#include "checkout_form.h"
 #include "fixture.h"
 #include "outbox.h"
 
@@ -108,6 +109,183 @@ START_TEST(test_merchant_list_show)
 }
 END_TEST
 
+/*
+ * Runs sql, an INSERT of merchant m's row in status with the integers nums[n] (n <= 4) as
+ * $3...; returns the id it gives (static buffer).
+ */
+static const char *
+insert_aged(const char *sql, const char *m, const char *status, const int *nums, int n)
+{
+	static char id[64];
+	char text[4][16];
+	const char *p[6] = { m, status }, *v;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text[i], sizeof(text[i]), "%d", nums[i]);
+		p[2 + i] = text[i];
+	}
+	v = db_valuev(sql, 2 + n, p);
+	ck_assert_ptr_nonnull(v);
+	snprintf(id, sizeof(id), "%s", v);
+	return id;
+}
+
+/*
+ * A webhook event of merchant m, status, created days ago (delivered then too when
+ * delivered), due only in a year (no sender takes it); with attempts attempts made days_try
+ * days ago and one redelivery then when redelivered. Its id (static buffer).
+ */
+static const char *
+event_aged(const char *m, const char *status, int days, int attempts, int days_try,
+    int redelivered)
+{
+	const int nums[4] = { days, attempts, days_try, redelivered };
+
+	return insert_aged("WITH e AS (INSERT INTO webhook_events (id, merchant_id, type, body,"
+	    " status, attempts, created_at, delivered_at, next_attempt_at) VALUES ('evt_' ||"
+	    " md5(random()::text), $1::bigint, 'payment.succeeded', '{}', $2, $4::int,"
+	    " now() - make_interval(days => $3::int), CASE WHEN $2 = 'delivered' THEN"
+	    " now() - make_interval(days => $3::int) END, now() + interval '1 year') RETURNING id),"
+	    " a AS (INSERT INTO webhook_attempts (event_id, attempt, attempted_at, url, duration_ms)"
+	    " SELECT e.id, g, now() - make_interval(days => $5::int), 'https://x.example/h', 1"
+	    " FROM e, generate_series(1, $4::int) g),"
+	    " r AS (INSERT INTO webhook_redeliveries (event_id, merchant_id, requested_at)"
+	    " SELECT e.id, $1::bigint, now() - make_interval(days => $5::int) FROM e"
+	    " WHERE $6::int = 1) SELECT id FROM e", m, status, nums, 4);
+}
+
+/* A session of merchant m, status, created (and ended) days ago, with items items. */
+static const char *
+session_aged(const char *m, const char *status, int days, int items)
+{
+	const int nums[2] = { days, items };
+
+	return insert_aged("WITH s AS (INSERT INTO payment_sessions (merchant_id, status, amount,"
+	    " currency, created_at, expires_at, closed_at) VALUES ($1::bigint, $2, 100, 'AFN',"
+	    " now() - make_interval(days => $3::int),"
+	    " now() - make_interval(days => $3::int) + interval '30 minutes',"
+	    " CASE WHEN $2 <> 'open' THEN now() - make_interval(days => $3::int) END)"
+	    " RETURNING id), i AS (INSERT INTO session_items (session_id, position, item_id, name,"
+	    " price) SELECT s.id, g, 'sku', 'Tea', 100 FROM s, generate_series(0, $4::int - 1) g)"
+	    " SELECT id FROM s", m, status, nums, 2);
+}
+
+/* The number of rows of table (a constant name) whose column equals id. */
+static int
+rows_of(const char *table, const char *column, const char *id)
+{
+	char sql[256];
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE %s::text = $1", table, column);
+	return atoi(db_value(sql, id));
+}
+
+/*
+ * purge: settled events older than retention_events_days (90) go with their attempts and
+ * redeliveries, children first; a pending event, a younger one and one attempted lately
+ * stay. Expired (also open past expiry) and canceled sessions older than
+ * retention_sessions_days (365) go with their items; a younger one, a failed one and a paid
+ * one (its ledger transaction) stay, and the ledger verifies. Batches of 2 add up; a second
+ * run frees nothing; a shorter retention in the config frees more. The workers' role runs
+ * the functions, which keep 30 days whatever they are asked, and deletes nothing itself.
+ */
+START_TEST(test_purge)
+{
+	char m[32], acct[16], paid[37], out[1200], conf[1024], state[6];
+	char gone_ev[3][64], kept_ev[4][64], gone_s[3][64], kept_s[3][64];
+	const char *freed[] = { "webhook_events\t3", "webhook_attempts\t3",
+	    "webhook_redeliveries\t1", "payment_sessions\t3", "session_items\t4" };
+	size_t i;
+
+	/* Whatever an earlier run left (the counts below are the database's). */
+	snprintf(conf, sizeof(conf), "%s", config_plus("retention-30.conf",
+	    "retention_events_days = 30\nretention_sessions_days = 30"));
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' purge >/dev/null", conf), 0);
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'Old shop'"));
+	snprintf(gone_ev[0], 64, "%s", event_aged(m, "delivered", 91, 2, 91, 1));
+	snprintf(gone_ev[1], 64, "%s", event_aged(m, "dead", 100, 1, 99, 0));
+	snprintf(gone_ev[2], 64, "%s", event_aged(m, "skipped", 95, 0, 0, 0));
+	snprintf(kept_ev[0], 64, "%s", event_aged(m, "pending", 200, 1, 200, 0));
+	snprintf(kept_ev[1], 64, "%s", event_aged(m, "delivered", 89, 1, 89, 0));
+	snprintf(kept_ev[2], 64, "%s", event_aged(m, "dead", 120, 1, 10, 0));
+	snprintf(kept_ev[3], 64, "%s", event_aged(m, "delivered", 45, 1, 45, 0));
+	snprintf(gone_s[0], 64, "%s", session_aged(m, "expired", 400, 2));
+	snprintf(gone_s[1], 64, "%s", session_aged(m, "canceled", 500, 1));
+	snprintf(gone_s[2], 64, "%s", session_aged(m, "open", 380, 1));
+	snprintf(kept_s[0], 64, "%s", session_aged(m, "expired", 300, 1));
+	snprintf(kept_s[1], 64, "%s", session_aged(m, "failed", 400, 1));
+	new_customer("50.00", acct);
+	paid_session(fx.auth_a, "5.00", "old-paid", acct, paid);
+	snprintf(kept_s[2], 64, "%s", paid);
+	ck_assert_ptr_nonnull(db_value("UPDATE payment_sessions SET created_at = created_at -"
+	    " interval '400 days', expires_at = expires_at - interval '400 days', paid_at ="
+	    " paid_at - interval '400 days', closed_at = closed_at - interval '400 days'"
+	    " WHERE id = $1::uuid RETURNING 1", paid));
+
+	snprintf(out, sizeof(out), "%s/purge.out", dir);
+	ck_assert_int_eq(sh(CTL "purge --batch 2 >'%s'", out), 0);
+	for (i = 0; i < NELEM(freed); i++)
+		ck_assert_msg(file_has(out, freed[i], 0), "purge did not print \"%s\"", freed[i]);
+	ck_assert_int_eq(sh("grep -qE '^idempotency_keys\t[0-9]+$' '%s' && test \"$(wc -l"
+	    " <'%s')\" = 6", out, out), 0);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(rows_of("webhook_events", "id", gone_ev[i]), 0);
+		ck_assert_int_eq(rows_of("webhook_attempts", "event_id", gone_ev[i]), 0);
+		ck_assert_int_eq(rows_of("webhook_redeliveries", "event_id", gone_ev[i]), 0);
+		ck_assert_int_eq(rows_of("payment_sessions", "id", gone_s[i]), 0);
+		ck_assert_int_eq(rows_of("session_items", "session_id", gone_s[i]), 0);
+		ck_assert_int_eq(rows_of("payment_sessions", "id", kept_s[i]), 1);
+		ck_assert_int_eq(rows_of("session_items", "session_id", kept_s[i]), 1);
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[i]), 1);
+		ck_assert_int_eq(rows_of("webhook_attempts", "event_id", kept_ev[i]), 1);
+	}
+	ck_assert_str_eq(db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", paid),
+	    "paid");
+	assert_ledger_ok();
+
+	/*
+	 * Nothing more to free (run as the timer does, as the workers' role); then 30 days instead of 90 (and 365) frees the 45 and 89 day
+	 * events and the 300 day session.
+	 */
+	ck_assert_int_eq(sh("PGUSER=mp_worker " CTL "purge >'%s' && grep -qx 'webhook_events.0'"
+	    " '%s' && grep -qx 'payment_sessions.0' '%s'", out, out, out), 0);
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' purge >'%s'", conf, out), 0);
+	ck_assert(file_has(out, "webhook_events\t2", 0));
+	ck_assert(file_has(out, "payment_sessions\t1", 0));
+	ck_assert_int_eq(rows_of("payment_sessions", "id", kept_s[0]), 0);
+	ck_assert_int_eq(rows_of("payment_sessions", "id", kept_s[1]), 1);
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[1]), 0);
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[3]), 0);
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[2]), 1);
+	/* Below the 30 days reconciliation needs: the configuration is refused. */
+	snprintf(conf, sizeof(conf), "%s", config_plus("retention-29.conf",
+	    "retention_events_days = 29"));
+	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' purge >/dev/null 2>&1", conf), 0);
+	ck_assert_int_ne(sh(CTL "purge --batch 0 >/dev/null 2>&1"), 0);
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[0]), 1);
+
+	/* The workers' role: the functions yes, a DELETE of its own no; 30 days kept anyway. */
+	snprintf(kept_ev[3], 64, "%s", event_aged(m, "delivered", 20, 1, 20, 0));
+	snprintf(kept_s[0], 64, "%s", session_aged(m, "expired", 20, 1));
+	ck_assert_str_eq(db_as("mp_worker", "DELETE FROM webhook_events WHERE false", state),
+	    "42501");
+	ck_assert_str_eq(db_as("mp_worker", "DELETE FROM payment_sessions WHERE false", state),
+	    "42501");
+	ck_assert_str_eq(db_as("mp_worker", "SELECT * FROM mp_purge_events(0, 100)", state),
+	    "00000");
+	ck_assert_str_eq(db_as("mp_worker", "SELECT * FROM mp_purge_sessions(-5, 100)", state),
+	    "00000");
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[3]), 1);
+	ck_assert_int_eq(rows_of("payment_sessions", "id", kept_s[0]), 1);
+	ck_assert_int_eq(rows_of("webhook_events", "id", kept_ev[2]), 1);
+	ck_assert_int_eq(rows_of("payment_sessions", "id", paid), 1);
+	assert_ledger_ok();
+}
+END_TEST
+
 int
 main(void)
 {
@@ -119,5 +297,6 @@ main(void)
 	env("MP_SRCDIR");
 	tcase_add_test(t, test_db_status);
 	tcase_add_test(t, test_merchant_list_show);
-	return run_suite(s);
+	tcase_add_test(t, test_purge);
+	return fixture_main(s, NULL, NULL);
 }
