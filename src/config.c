@@ -19,7 +19,7 @@ const struct config_key config_keys[] = {
 	{ "environment",         CONFIG_ENV,   OFF(environment), 0, 0, "sandbox" },
 	{ "database",            CONFIG_STR,   OFF(database), 0, 0, "dbname=marketpay" },
 	{ "checkout_base_url",   CONFIG_STR,   OFF(checkout_base_url), 0, 0, "http://127.0.0.1:8080" },
-	{ "currency",            CONFIG_STR,   OFF(currency), 0, 0, "AFN" },
+	{ "currency",            CONFIG_STR,   OFF(currency), 0, 0, "" },
 	{ "session_lifetime",    CONFIG_LONG,  OFF(session_lifetime), 60, 7 * 86400, "1800" },
 	{ "max_amount",          CONFIG_MONEY, OFF(max_amount), 0, 0, "999999999.99" },
 	{ "max_body_bytes",      CONFIG_LONG,  OFF(max_body_bytes), 1024, 16 << 20, "262144" },
@@ -54,6 +54,9 @@ const struct config_key config_keys[] = {
 	{ "webhook_secret_rotation_window", CONFIG_LONG, OFF(webhook_secret_rotation_window), 0,
 	  30 * 86400, "86400" },
 	{ "expire_interval",     CONFIG_LONG,  OFF(expire_interval), 1, 60, "30" },
+	/* At least 30 days: reconciliation reads events and sessions that far back. */
+	{ "retention_events_days", CONFIG_LONG, OFF(retention_events_days), 30, 36500, "90" },
+	{ "retention_sessions_days", CONFIG_LONG, OFF(retention_sessions_days), 30, 36500, "365" },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
@@ -214,7 +217,9 @@ check_values(struct config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "log_level must be error, warn, info or debug");
 		return -1;
 	}
-	if (strlen(c->currency) != 3 || strspn(c->currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3) {
+	/* Empty: none configured (config_currency). */
+	if (c->currency[0] != '\0' &&
+	    (strlen(c->currency) != 3 || strspn(c->currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3)) {
 		snprintf(err, errlen, "currency must be a three-letter ISO 4217 code such as AFN");
 		return -1;
 	}
@@ -290,6 +295,18 @@ const char *
 config_env_name(const struct config *c)
 {
 	return env_name[c->environment];
+}
+
+const char *
+config_currency(const struct config *c)
+{
+	if (c->currency[0] != '\0')
+		return c->currency;
+	/*
+	 * Production has no default: a live merchant given a currency nobody chose was found
+	 * in a real deployment (the example config sets none).
+	 */
+	return c->environment == CONFIG_SANDBOX ? CONFIG_SANDBOX_CURRENCY : NULL;
 }
 
 const char *

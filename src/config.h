@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #define CONFIG_DEFAULT_PATH "/etc/marketpay/marketpay.conf"
+/* The currency of new merchants in a sandbox whose config sets none. */
+#define CONFIG_SANDBOX_CURRENCY "AFN"
 
 enum config_env {
 	CONFIG_SANDBOX = 0,
@@ -17,7 +19,7 @@ struct config {
 	enum config_env environment;
 	char *database;            /* libpq connection string */
 	char *checkout_base_url;   /* no trailing slash */
-	char *currency;            /* default ISO 4217 code for new merchants */
+	char *currency;            /* ISO 4217 code for new merchants, "" = none (config_currency) */
 	long session_lifetime;     /* seconds */
 	int64_t max_amount;        /* minor units */
 	long max_body_bytes;
@@ -49,6 +51,8 @@ struct config {
 	long webhook_secret_rotation_window; /* seconds a rotated-out secret still signs
 	                                      * (marketpayctl db migrate stores it) */
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
+	long retention_events_days; /* marketpayctl purge: settled webhook events older go */
+	long retention_sessions_days; /* marketpayctl purge: unpaid ended sessions older go */
 };
 
 enum config_kind {
@@ -86,6 +90,13 @@ void config_free(struct config *c);
 
 /* "sandbox" or "production": the configured environment, a static string. */
 const char *config_env_name(const struct config *c);
+
+/*
+ * The ISO 4217 code of new merchants and accounts when the operator names none: the
+ * configured currency, else AFN in a sandbox; NULL in production without one (the caller
+ * refuses). A string owned by c or static.
+ */
+const char *config_currency(const struct config *c);
 
 /* The API key prefix of the configured environment ("mp_test_" or "mp_live_"). */
 const char *config_key_prefix(const struct config *c);

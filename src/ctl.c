@@ -56,6 +56,22 @@ ctl_fail(const char *fmt, ...)
 }
 
 int
+ctl_exec_rows(struct ctl *c, const char *what, const char *sql, int n,
+    const char *const *params)
+{
+	PGresult *r = ctl_exec(c, what, sql, n, params);
+	int i, j;
+
+	if (r == NULL)
+		return 1;
+	for (i = 0; i < PQntuples(r); i++)
+		for (j = 0; j < PQnfields(r); j++)
+			printf("%s%c", PQgetvalue(r, i, j), j + 1 < PQnfields(r) ? '\t' : '\n');
+	PQclear(r);
+	return 0;
+}
+
+int
 ctl_is_id(const char *s)
 {
 	char *end = NULL;

@@ -6,6 +6,10 @@
 #include "config.h"
 #include "db.h"
 
+/* Why a production command that needs a currency refuses when none is given or configured. */
+#define CTL_NO_CURRENCY "production has no default currency: give --currency CODE, or set " \
+	"currency in the configuration file"
+
 /* What every marketpayctl command gets: the config and a connected database handle. */
 struct ctl {
 	struct config cfg;
@@ -35,14 +39,28 @@ int ctl_fail_db(struct ctl *c, const char *what);
 /* Prints "marketpayctl: <message>" on stderr; returns 1 (the exit status for failures). */
 int ctl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Runs sql like ctl_exec and prints every row on standard output, its values separated by
+ * tabs, one row a line (as they are: the query makes them single-line). Returns 0, or 1
+ * after the message of ctl_exec.
+ */
+int ctl_exec_rows(struct ctl *c, const char *what, const char *sql, int n,
+    const char *const *params);
+
 /* True when s is a positive decimal integer that fits in int64. */
 int ctl_is_id(const char *s);
 
 /* Commands: argv[0] is the first word after the command's own name(s). Return exit status. */
 int ctl_db_migrate(struct ctl *c, int argc, char **argv);
 int ctl_db_roles(struct ctl *c, int argc, char **argv);
+int ctl_db_status(struct ctl *c, int argc, char **argv);
 int ctl_idempotency_purge(struct ctl *c, int argc, char **argv);
+int ctl_purge(struct ctl *c, int argc, char **argv);
 int ctl_merchant_create(struct ctl *c, int argc, char **argv);
+int ctl_merchant_list(struct ctl *c, int argc, char **argv);
+int ctl_merchant_show(struct ctl *c, int argc, char **argv);
+int ctl_merchant_disable(struct ctl *c, int argc, char **argv);
+int ctl_merchant_enable(struct ctl *c, int argc, char **argv);
 int ctl_key_create(struct ctl *c, int argc, char **argv);
 int ctl_key_revoke(struct ctl *c, int argc, char **argv);
 int ctl_key_list(struct ctl *c, int argc, char **argv);

@@ -80,9 +80,11 @@ ctl_account_create(struct ctl *c, int argc, char **argv)
 	    (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3))
 		return ctl_fail("--currency must be a three-letter ISO 4217 code such as AFN");
 	/* The currency defaults to the merchant's, else to the configured one. */
+	if (currency == NULL && merchant == NULL && (currency = config_currency(&c->cfg)) == NULL)
+		return ctl_fail(CTL_NO_CURRENCY);
 	p[1] = k->name;
 	p[2] = merchant;
-	p[3] = currency != NULL ? currency : merchant == NULL ? c->cfg.currency : NULL;
+	p[3] = currency;
 	p[4] = name;
 	for (tries = 0; tries < 5; tries++) {
 		if (new_account_number(k->prefix, number) != 0)

@@ -1,6 +1,8 @@
 /*
  * marketpayctl db migrate: applies sql/NNN_*.sql in order, each once, each in one transaction.
+ * marketpayctl db status: which of those files are applied (and when), which pending.
  * marketpayctl idempotency purge: deletes Idempotency-Key records past idempotency_ttl.
+ * marketpayctl purge: that, and the retention of webhook events and ended unpaid sessions.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -24,6 +26,27 @@ static int
 by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The migration files of dir, sorted, into names[MAX_MIGRATIONS] (each strdup'ed: the caller
+ * frees them, also after a failure); their count into *n. 0, or 1 after saying why.
+ */
+static int
+list_migrations(const char *dir, char **names, size_t *n)
+{
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	if ((d = opendir(dir)) == NULL)
+		return ctl_fail("%s: cannot open migrations directory", dir);
+	while ((de = readdir(d)) != NULL && *n < MAX_MIGRATIONS)
+		if (is_migration(de->d_name) && (names[*n] = strdup(de->d_name)) != NULL)
+			(*n)++;
+	closedir(d);
+	qsort(names, *n, sizeof(names[0]), by_name);
+	return 0;
 }
 
 static char *
@@ -134,22 +157,15 @@ ctl_db_migrate(struct ctl *c, int argc, char **argv)
 {
 	const char *dir = c->cfg.sql_dir;
 	char *names[MAX_MIGRATIONS];
-	struct dirent *de;
 	size_t n = 0, i;
 	PGresult *r;
-	DIR *d = NULL;
 	int rc = 1, yes;
 
 	(void)argv;
 	if (argc != 0)
 		return ctl_fail("usage: marketpayctl db migrate");
-	if ((d = opendir(dir)) == NULL)
-		return ctl_fail("%s: cannot open migrations directory", dir);
-	while ((de = readdir(d)) != NULL && n < MAX_MIGRATIONS)
-		if (is_migration(de->d_name) && (names[n] = strdup(de->d_name)) != NULL)
-			n++;
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), by_name);
+	if (list_migrations(dir, names, &n) != 0)
+		goto out;
 	/* Two migrators at once would race; the session lock serialises them. */
 	if ((r = ctl_exec(c, "lock", "SELECT pg_advisory_lock(7200)", 0, NULL)) == NULL)
 		goto out;
@@ -170,16 +186,55 @@ out:
 	return rc;
 }
 
+enum status_col {
+	STATUS_VERSION,     /* the file name db migrate recorded */
+	STATUS_APPLIED_AT,  /* ISO 8601, UTC */
+	STATUS__MAX
+};
+
 int
-ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
+ctl_db_status(struct ctl *c, int argc, char **argv)
+{
+	char *names[MAX_MIGRATIONS];
+	size_t n = 0, i;
+	PGresult *r = NULL;
+	int rc = 1, pending = 0, row, found;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl db status");
+	if (list_migrations(c->cfg.sql_dir, names, &n) != 0)
+		goto out;
+	if ((r = ctl_exec(c, "schema_migrations", "SELECT version, to_char(applied_at AT TIME ZONE"
+	    " 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM schema_migrations", 0, NULL)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++) {
+		for (found = -1, row = 0; row < PQntuples(r) && found < 0; row++)
+			if (strcmp(PQgetvalue(r, row, STATUS_VERSION), names[i]) == 0)
+				found = row;
+		if (found < 0) {
+			printf("%s pending\n", names[i]);
+			pending = 1;
+		} else
+			printf("%s applied %s\n", names[i], PQgetvalue(r, found, STATUS_APPLIED_AT));
+	}
+	/* Exit 1 with pending migrations: a deploy script's "db status || db migrate". */
+	rc = pending;
+out:
+	PQclear(r);
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	return rc;
+}
+
+/* Deletes Idempotency-Key records past idempotency_ttl; their number into *n. 0, or 1. */
+static int
+purge_idempotency(struct ctl *c, long long *n)
 {
 	char ttl[24];
 	const char *p[1] = { ttl };
 	PGresult *r;
 
-	(void)argv;
-	if (argc != 0)
-		return ctl_fail("usage: marketpayctl idempotency purge");
 	/*
 	 * Rows past idempotency_ttl no longer count for replay: they only take space. The
 	 * function (sql/007_purge.sql) lets the workers' role do this and nothing more.
@@ -188,7 +243,93 @@ ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
 	if ((r = ctl_exec(c, "idempotency purge", "SELECT mp_purge_idempotency($1::int)", 1,
 	    p)) == NULL)
 		return 1;
-	printf("%s\n", PQgetvalue(r, 0, DB_FIRST_COLUMN));
+	*n = strtoll(PQgetvalue(r, 0, DB_FIRST_COLUMN), NULL, 10);
 	PQclear(r);
+	return 0;
+}
+
+int
+ctl_idempotency_purge(struct ctl *c, int argc, char **argv)
+{
+	long long n;
+
+	(void)argv;
+	if (argc != 0)
+		return ctl_fail("usage: marketpayctl idempotency purge");
+	if (purge_idempotency(c, &n) != 0)
+		return 1;
+	printf("%lld\n", n);
+	return 0;
+}
+
+/* What marketpayctl purge deletes, in the order it prints them. */
+enum purged {
+	PURGED_IDEMPOTENCY,   /* idempotency_keys */
+	PURGED_EVENTS,        /* webhook_events */
+	PURGED_ATTEMPTS,      /* webhook_attempts */
+	PURGED_REDELIVERIES,  /* webhook_redeliveries */
+	PURGED_SESSIONS,      /* payment_sessions */
+	PURGED_ITEMS,         /* session_items */
+	PURGED__MAX
+};
+
+static const char *const purged_table[PURGED__MAX] = {
+	"idempotency_keys",      /* PURGED_IDEMPOTENCY */
+	"webhook_events",        /* PURGED_EVENTS */
+	"webhook_attempts",      /* PURGED_ATTEMPTS */
+	"webhook_redeliveries",  /* PURGED_REDELIVERIES */
+	"payment_sessions",      /* PURGED_SESSIONS */
+	"session_items",         /* PURGED_ITEMS */
+};
+
+/*
+ * Calls the retention function sql (sql/016_retention.sql: $1 days, $2 batch; its first
+ * column the batch's main rows, then the rest) until a batch comes back short, each call its
+ * own transaction; adds its columns into count[first...]. 0, or 1 after saying why.
+ */
+static int
+purge_batches(struct ctl *c, const char *sql, long days, long batch, long long *count,
+    enum purged first)
+{
+	char d[24], b[24];
+	const char *p[2] = { d, b };
+	PGresult *r;
+	long long main_rows;
+	int j;
+
+	snprintf(d, sizeof(d), "%ld", days);
+	snprintf(b, sizeof(b), "%ld", batch);
+	do {
+		if ((r = ctl_exec(c, "purge", sql, 2, p)) == NULL)
+			return 1;
+		main_rows = strtoll(PQgetvalue(r, 0, DB_FIRST_COLUMN), NULL, 10);
+		for (j = 0; j < PQnfields(r); j++)
+			count[first + j] += strtoll(PQgetvalue(r, 0, j), NULL, 10);
+		PQclear(r);
+	} while (main_rows >= batch);
+	return 0;
+}
+
+int
+ctl_purge(struct ctl *c, int argc, char **argv)
+{
+	long long count[PURGED__MAX] = { 0 };
+	long batch = 1000;
+	char *end = NULL;
+	int i;
+
+	if (argc == 2 && strcmp(argv[0], "--batch") == 0)
+		batch = strtol(argv[1], &end, 10);
+	if ((argc != 0 && argc != 2) || (argc == 2 && (end == argv[1] || *end != '\0' ||
+	    batch < 1 || batch > 10000)))
+		return ctl_fail("usage: marketpayctl purge [--batch 1-10000]");
+	if (purge_idempotency(c, &count[PURGED_IDEMPOTENCY]) != 0 ||
+	    purge_batches(c, "SELECT * FROM mp_purge_events($1::int, $2::int)",
+	    c->cfg.retention_events_days, batch, count, PURGED_EVENTS) != 0 ||
+	    purge_batches(c, "SELECT * FROM mp_purge_sessions($1::int, $2::int)",
+	    c->cfg.retention_sessions_days, batch, count, PURGED_SESSIONS) != 0)
+		return 1;
+	for (i = 0; i < PURGED__MAX; i++)
+		printf("%s\t%lld\n", purged_table[i], count[i]);
 	return 0;
 }

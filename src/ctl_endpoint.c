@@ -7,24 +7,15 @@
 int
 ctl_webhook_endpoints(struct ctl *c, int argc, char **argv)
 {
-	PGresult *r;
-	int i, j;
-
 	(void)argv;
 	if (argc != 0)
 		return ctl_fail("usage: marketpayctl webhook endpoints");
 	/* One line each: merchant, state, failures, in flight, due, open until, url, error. */
-	if ((r = ctl_exec(c, "webhook endpoints",
+	return ctl_exec_rows(c, "webhook endpoints",
 	    "SELECT merchant_id, state, failures, in_flight, due,"
 	    " coalesce(mp_iso(open_until), '-'), coalesce(url, '-'),"
 	    " coalesce(translate(last_error, E'\\t\\n', '  '), '')"
-	    " FROM webhook_endpoint_health ORDER BY merchant_id", 0, NULL)) == NULL)
-		return 1;
-	for (i = 0; i < PQntuples(r); i++)
-		for (j = 0; j < PQnfields(r); j++)
-			printf("%s%c", PQgetvalue(r, i, j), j + 1 < PQnfields(r) ? '\t' : '\n');
-	PQclear(r);
-	return 0;
+	    " FROM webhook_endpoint_health ORDER BY merchant_id", 0, NULL);
 }
 
 int

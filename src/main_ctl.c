@@ -1,4 +1,5 @@
 /* marketpayctl: the operator's command line. argv, config, connect, dispatch, exit. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,17 +9,23 @@
 
 struct command {
 	const char *noun;
-	const char *verb;
+	const char *verb;   /* NULL: the noun is the whole command */
 	int (*run)(struct ctl *, int, char **);
 	const char *usage;
 };
 
 static const struct command commands[] = {
 	{ "db", "migrate", ctl_db_migrate, "db migrate" },
+	{ "db", "status", ctl_db_status, "db status" },
 	{ "db", "roles", ctl_db_roles, "db roles [--app ROLE] [--webhookd ROLE] [--readonly ROLE]" },
 	{ "idempotency", "purge", ctl_idempotency_purge, "idempotency purge" },
+	{ "purge", NULL, ctl_purge, "purge [--batch N]" },
 	{ "merchant", "create", ctl_merchant_create,
 	  "merchant create --name NAME [--currency CODE] [--webhook-url URL]" },
+	{ "merchant", "list", ctl_merchant_list, "merchant list" },
+	{ "merchant", "show", ctl_merchant_show, "merchant show MERCHANT_ID" },
+	{ "merchant", "disable", ctl_merchant_disable, "merchant disable MERCHANT_ID" },
+	{ "merchant", "enable", ctl_merchant_enable, "merchant enable MERCHANT_ID" },
 	{ "key", "create", ctl_key_create, "key create MERCHANT_ID" },
 	{ "key", "revoke", ctl_key_revoke, "key revoke KEY_PREFIX_OR_ID" },
 	{ "key", "list", ctl_key_list, "key list MERCHANT_ID" },
@@ -55,7 +62,7 @@ usage(void)
 {
 	size_t i;
 
-	fprintf(stderr, "usage: marketpayctl [-c config] [-S sql_dir] command ...\n");
+	fprintf(stderr, "usage: marketpayctl [-c config] [-S sql_dir] command ... | -V\n");
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(stderr, "       marketpayctl %s\n", commands[i].usage);
 	exit(2);
@@ -64,6 +71,10 @@ usage(void)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const struct command *cmd = NULL;
 	const char *path = NULL, *sql_dir = NULL;
 	struct ctl c;
@@ -72,19 +83,22 @@ main(int argc, char **argv)
 	int ch, rc = 1;
 
 	memset(&c, 0, sizeof(c));
-	while ((ch = getopt(argc, argv, "+c:S:")) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:S:V", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
+		case 'V': printf("marketpayctl %s\n", PACKAGE_VERSION); exit(0);
 		case 'S': sql_dir = optarg; break;
 		default: usage();
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc < 2)
+	if (argc < 1)
 		usage();
+	/* A command is a noun and a verb, or a noun alone (verb NULL). */
 	for (i = 0; i < NCOMMANDS && cmd == NULL; i++)
-		if (strcmp(argv[0], commands[i].noun) == 0 && strcmp(argv[1], commands[i].verb) == 0)
+		if (strcmp(argv[0], commands[i].noun) == 0 && (commands[i].verb == NULL ||
+		    (argc >= 2 && strcmp(argv[1], commands[i].verb) == 0)))
 			cmd = &commands[i];
 	if (cmd == NULL)
 		usage();
@@ -112,7 +126,8 @@ main(int argc, char **argv)
 	/* Every command but the one that records it works on a database of this environment. */
 	if (cmd->run != ctl_db_migrate && ctl_check_environment(&c) != 0)
 		goto out;
-	rc = cmd->run(&c, argc - 2, argv + 2);
+	i = cmd->verb == NULL ? 1 : 2;
+	rc = cmd->run(&c, argc - (int)i, argv + i);
 out:
 	db_free(c.db);
 	config_free(&c.cfg);

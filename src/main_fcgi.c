@@ -1,4 +1,5 @@
 /* marketpay-fcgi: one FastCGI worker. argv, config, logging, the accept loop, exit. */
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,13 +55,17 @@ elapsed_ms(const struct timespec *start)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config]\n");
+	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config] | -V\n");
 	exit(2);
 }
 
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct app app = { 0 };
 	struct fcgi *f = NULL;
 	struct req *req;
@@ -69,9 +74,10 @@ main(int argc, char **argv)
 	sigset_t stops;
 	int ch, verbose = 0, rc = 1;
 
-	while ((ch = getopt(argc, argv, "c:v")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:vV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
+		case 'V': printf("marketpay-fcgi %s\n", PACKAGE_VERSION); exit(0);
 		case 'v': verbose++; break;
 		default: usage();
 		}

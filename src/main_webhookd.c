@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,15 +264,20 @@ usage(void)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct config cfg;
 	const char *path = NULL;
 	char err[512] = "cannot install signal handlers";
 	sigset_t waitmask;
 	int ch, verbose = 0, rc = 1;
 
-	while ((ch = getopt(argc, argv, "c:v")) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:vV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': path = optarg; break;
+		case 'V': printf("marketpay-webhookd %s\n", PACKAGE_VERSION); exit(0);
 		case 'v': verbose++; break;
 		default: usage();
 		}

@@ -4,8 +4,8 @@
 # checks that everything a sysadmin needs is there, then runs a stack from the installed
 # programs alone: `marketpayctl db migrate` with no sql_dir in the config finds the installed
 # migrations, nginx serves the installed page assets, and a session is created and its
-# checkout page shown. Also checks `marketpay-fcgi -v` and `log_level = debug`. Always stops
-# what it started.
+# checkout page shown. Also checks `--version`, `marketpay-fcgi -v` and `log_level = debug`.
+# Always stops what it started.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -65,6 +65,15 @@ for f in marketpay.conf.example marketpay-production.conf marketpay-sandbox.conf
 	check "installed example: $f" test -s "$usr/share/doc/marketpay/examples/$f"
 done
 
+# --version and -V: "<program> <version>" on stdout, exit 0, no configuration read.
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$dir/build/Makefile")
+for f in bin/marketpayctl sbin/marketpay-fcgi sbin/marketpay-webhookd; do
+	for opt in --version -V; do
+		check "${f#*/} $opt prints '${f#*/} $version' and exits 0" bash -c \
+			"test \"\$(MARKETPAY_CONFIG=/nonexistent '$usr/$f' $opt)\" = '${f#*/} $version'"
+	done
+done
+
 # -v raises the log level by one step: the configuration line is a debug line.
 printf 'database = host=%s/nowhere\nlog_file = stderr\nlog_level = info\n' "$dir" >"$dir/v.conf"
 "$usr/sbin/marketpay-fcgi" -c "$dir/v.conf" </dev/null >"$dir/plain.out" 2>&1 || true
@@ -103,9 +112,19 @@ check "db roles as that owner" env PGUSER=mp_admin "$MARKETPAYCTL" -c "$dir/prod
 	db roles --app mp_worker --webhookd mp_webhookd --readonly mp_dba
 check "the production schema is owned by mp_admin" test "$(psql -d marketpay_production -qAtc \
 	"SELECT tableowner FROM pg_tables WHERE tablename = 'ledger_entries'")" = mp_admin
+# Production has no default currency: the config sets none, so --currency is required.
+check "production: merchant create without --currency is refused" bash -c "! PGUSER=mp_admin \
+	'$MARKETPAYCTL' -c '$dir/production.conf' merchant create --name Live 2>'$dir/cur.err' &&
+	grep -q 'production has no default currency' '$dir/cur.err' &&
+	test -z \"\$(psql -d marketpay_production -qAtc 'SELECT id FROM merchants')\""
+check "production: account create --kind customer without --currency is refused" bash -c "! \
+	PGUSER=mp_admin '$MARKETPAYCTL' -c '$dir/production.conf' account create --kind customer \
+	2>/dev/null"
 check "a production key is made there (mp_live_)" bash -c "PGUSER=mp_admin '$MARKETPAYCTL' \
 	-c '$dir/production.conf' key create \$(PGUSER=mp_admin '$MARKETPAYCTL' -c \
-	'$dir/production.conf' merchant create --name Live) | grep -q '^mp_live_'"
+	'$dir/production.conf' merchant create --name Live --currency USD) | grep -q '^mp_live_'"
+check "the production merchant has the currency it was given" test "$(psql -d \
+	marketpay_production -qAtc 'SELECT currency FROM merchants')" = USD
 
 merchant=$(ctl merchant create --name 'Installed shop')
 key=$(ctl key create "$merchant")

@@ -35,4 +35,11 @@ for unit in "${units[@]}"; do
 	fi
 done
 [ -z "$out" ] || [ "$named" = 1 ] || not_ok "systemd-analyze verify complains (naming no unit)"
+# The daily timer runs the whole purge (idempotency records and retention), as the workers'
+# role, for the instance's configuration.
+purge="$srcdir/systemd/marketpay-purge@.service"
+check "marketpay-purge@.service runs marketpayctl purge" \
+	grep -qx 'ExecStart=/usr/bin/marketpayctl -c /etc/marketpay/%i.conf purge' "$purge"
+check "marketpay-purge@.service runs as the workers' role" grep -qx 'Environment=PGUSER=mp_worker' \
+	"$purge"
 finish

@@ -1,7 +1,7 @@
 /*
  * API keys against the real stack (tests/integration.sh): stored as their SHA-256 digest
  * only, and looked up by that digest alone; refused from the request after a revocation or
- * a merchant disabled, by every worker, also by create-session's own lookup.
+ * a merchant disabled (marketpayctl merchant disable), by every worker, also by create-session's own lookup.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,12 +135,19 @@ START_TEST(test_revoked_at_once)
 }
 END_TEST
 
-/* The same for a merchant disabled from psql, and enabled again. */
+/*
+ * The same for a merchant disabled with marketpayctl merchant disable (or from psql), and
+ * enabled again.
+ */
 START_TEST(test_disabled_at_once)
 {
 	char id[32], key[160];
 
 	new_key(id, key);
+	ck_assert_str_eq(statuses(key), all(200));
+	ck_assert_str_eq(ctl("merchant disable %s", id), id);
+	ck_assert_str_eq(statuses(key), all(401));
+	ck_assert_str_eq(ctl("merchant enable %s", id), id);
 	ck_assert_str_eq(statuses(key), all(200));
 	ck_assert_ptr_nonnull(db_value("UPDATE merchants SET status = 'disabled' WHERE id ="
 	    " $1::bigint RETURNING 1", id));

@@ -56,6 +56,13 @@ START_TEST(test_worker_role_may_purge)
 	ck_assert_str_eq(as_role("mp_worker", "SELECT mp_purge_idempotency(60)"), "00000");
 	ck_assert_str_eq(as_role("mp_worker", "DELETE FROM idempotency_keys"), "42501");
 	ck_assert_str_eq(as_role("mp_report_t", "SELECT mp_purge_idempotency(60)"), "42501");
+	/* The retention functions alike (sql/016_retention.sql). */
+	ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c \"$MARKETPAY_STACK_DIR/worker.conf\""
+	    " purge >/dev/null"), 0);
+	ck_assert_str_eq(as_role("mp_report_t", "SELECT * FROM mp_purge_events(90, 1)"), "42501");
+	ck_assert_str_eq(as_role("mp_report_t", "SELECT * FROM mp_purge_sessions(365, 1)"),
+	    "42501");
+	ck_assert_str_eq(as_role("mp_webhookd", "SELECT * FROM mp_purge_events(90, 1)"), "42501");
 }
 END_TEST
 

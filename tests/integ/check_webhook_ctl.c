@@ -143,8 +143,17 @@ START_TEST(test_ctl_refuses_internal)
 		    " --keep-secret", conf, m, c->url), 0);
 		ck_assert_str_eq(db_value("SELECT webhook_url FROM merchants WHERE id = $1", m),
 		    c->url);
+		/* Production has no default currency: named here, refused without it. */
 		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hooked"
-		    " --webhook-url '%s' >/dev/null", conf, c->url), 0);
+		    " --currency AFN --webhook-url '%s' >/dev/null", conf, c->url), 0);
+		snprintf(count, sizeof(count), "%s", db_value(nmerchants, NULL));
+		ck_assert_int_eq(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hooked"
+		    " --webhook-url '%s' >/dev/null 2>'%s'", conf, c->url, err) == 0,
+		    strcmp(c->conf, "live") != 0);
+		ck_assert(strcmp(c->conf, "live") != 0 ||
+		    file_has(err, "production has no default currency", 0));
+		if (strcmp(c->conf, "live") == 0)
+			ck_assert_str_eq(db_value(nmerchants, NULL), count);
 		ck_assert_ptr_nonnull(db_value("UPDATE mp_settings SET environment = 'sandbox'"
 		    " RETURNING 1", NULL));
 		return;
@@ -157,7 +166,7 @@ START_TEST(test_ctl_refuses_internal)
 	    " --keep-secret 2>/dev/null", conf, m, c->url), 0);
 	ck_assert_str_eq(webhook_row(m), before);
 	ck_assert_int_ne(sh("\"$MARKETPAYCTL\" -c '%s' merchant create --name Hostile"
-	    " --webhook-url '%s' >/dev/null 2>'%s'", conf, c->url, err), 0);
+	    " --currency AFN --webhook-url '%s' >/dev/null 2>'%s'", conf, c->url, err), 0);
 	ck_assert_msg(file_has(err, "marketpayctl: --webhook-url ", 0) && file_has(err, c->says,
 	    0), "%s: it did not say \"%s\" for --webhook-url", c->url, c->says);
 	ck_assert_str_eq(db_value(nmerchants, NULL), count);

@@ -92,7 +92,8 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(config_key_prefix(&c), "mp_test_");
 	ck_assert_str_eq(c.database, "dbname=marketpay");
 	ck_assert_str_eq(c.checkout_base_url, "http://127.0.0.1:8080");
-	ck_assert_str_eq(c.currency, "AFN");
+	ck_assert_str_eq(c.currency, "");
+	ck_assert_str_eq(config_currency(&c), "AFN");
 	ck_assert_int_eq(c.session_lifetime, 1800);
 	ck_assert_int_eq(c.max_amount, 99999999999LL);
 	ck_assert_int_eq(c.max_amount, MONEY_MAX_DEFAULT);
@@ -134,6 +135,7 @@ START_TEST(test_full_file)
 	ck_assert_str_eq(c.database, "host=/run/postgresql dbname=mp");
 	ck_assert_str_eq(c.checkout_base_url, "https://pay.example/checkout");
 	ck_assert_str_eq(c.currency, "EUR");
+	ck_assert_str_eq(config_currency(&c), "EUR");
 	ck_assert_int_eq(c.session_lifetime, 60);
 	ck_assert_int_eq(c.max_amount, 50025);
 	ck_assert_int_eq(c.max_body_bytes, 1024);
@@ -143,6 +145,29 @@ START_TEST(test_full_file)
 	ck_assert_str_eq(c.log_file, "syslog");
 	ck_assert_str_eq(c.log_level, "debug");
 	ck_assert_str_eq(c.sql_dir, "/opt/mp/sql");
+	config_free(&c);
+}
+END_TEST
+
+/*
+ * Production has no default currency: a live merchant must not get one nobody chose. The
+ * sandbox keeps AFN, and a configured currency wins in both.
+ */
+START_TEST(test_production_currency)
+{
+	struct config c;
+	char err[512];
+
+	ck_assert_msg(load_text(&c, "environment = production\n", err, sizeof(err)) == 0, "%s",
+	    err);
+	ck_assert_ptr_null(config_currency(&c));
+	config_free(&c);
+	ck_assert_msg(load_text(&c, "environment = production\ncurrency = USD\n", err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(config_currency(&c), "USD");
+	config_free(&c);
+	ck_assert_msg(load_text(&c, "environment = sandbox\n", err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(config_currency(&c), "AFN");
 	config_free(&c);
 }
 END_TEST
@@ -408,6 +433,7 @@ config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("load");
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_production_currency);
 	tcase_add_test(tc, test_full_file);
 	tcase_add_loop_test(tc, test_bad_file, 0, (int)NELEM(bad_files));
 	tcase_add_test(tc, test_timezone_known);
