@@ -54,14 +54,16 @@ if ! echo "$probe" | clang -x c -fsanitize=fuzzer,address,undefined -o "$scratch
 	bail "fuzz.sh: clang cannot link libFuzzer: apt-get install libclang-rt-$major-dev"
 fi
 
-# Every module of libmarketpay except fcgi.c (only the programs talk FastCGI); an archive,
-# so each target links just the objects it reaches.
+# Every module of the workers' libraries (libmpcore, libmpworker) except fcgi.c (only the
+# programs talk FastCGI): not the programs, marketpayctl's or the delivery daemon's; an
+# archive, so each target links just the objects it reaches.
 objs=()
 pids=()
 cc_failed=0
 for c in "$srcdir"/src/*.c; do
 	case ${c##*/} in
-	main_*.c | ctl*.c | fcgi.c | webhook*.c) continue ;;
+	main_*.c | ctl*.c | fcgi.c | webhook.c | webhook_expire.c | webhook_post.c | \
+		webhook_schedule.c | webhook_sql.c | webhook_url.c) continue ;;
 	esac
 	o="$out/obj/$(basename "$c" .c).o"
 	clang "${cflags[@]}" -fsanitize=fuzzer-no-link -c "$c" -o "$o" &
