@@ -56,8 +56,7 @@ END
 $$;
 
 -- Privileges: the workers rotate only through the intent (they neither read nor write the
--- secret columns); the delivery daemon reads the previous secret and its window to sign.
+-- secret columns); the delivery daemon reads the previous secret and its window to sign
+-- (granted with the columns, in 014).
 REVOKE EXECUTE ON FUNCTION mp_rotate_webhook_secret(bigint, bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION mp_rotate_webhook_secret(bigint, bytea) TO marketpay_app;
-GRANT SELECT (webhook_secret_previous_sealed, webhook_secret_previous_until) ON merchants
-    TO marketpay_webhookd;
