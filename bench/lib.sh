@@ -1,5 +1,5 @@
 # Shared by the benchmarks (sourced, not run): bench/create-session, bench/transfer,
-# bench/mixed (and through it bench/soak) and bench/key-timing.
+# bench/mixed (and through it bench/soak), bench/key-timing and bench/webhooks.
 #   here, srcdir                 bench/ and the source tree
 #   die, say                     a message prefixed with "$me: " (default bench) to stderr
 #   posint VALUE                 true when VALUE is a positive integer
@@ -9,11 +9,13 @@
 #   mp_need_built HINT BIN...    dies naming HINT unless each BIN is executable
 #   mp_need_wrk, mp_need_pgbench wrk (installed when root) and pgbench (sets pgbench)
 #   mp_need_tools HINT [BIN...]  the programs built (and BIN), wrk and pgbench
-#   mp_start_stack WORKERS [NOTE]  a stack in a fresh $tmp, stopped by mp_cleanup on exit;
-#                                sets pg_pid, ngx_pid, pool_pid, url
+#   mp_start_stack WORKERS [NOTE]  a stack in a fresh $tmp, stopped by mp_cleanup on exit
+#                                (after the caller's mp_stop_own, if defined); sets pg_pid,
+#                                ngx_pid, pool_pid, url
 #   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
-#   cpu_snap, cpu_report, cpu_other, note_other, pg_settle, children
-#                                the CPU each part of the stack used during a run
+#   cpu_snap, cpu_snap_of, cpu_report, cpu_other, note_other, pg_settle, children
+#                                the CPU each part of the stack (or any processes) used
+#                                during a run
 #   to_ms, wrk_rps, wrk_pct, wrk_total, wrk_non2xx, wrk_sockerr, ratio, met, warn_disturbed
 #                                wrk's output, the figures made of it, a disturbed run
 # shellcheck shell=bash disable=SC2317 # functions called from traps
@@ -80,6 +82,9 @@ stack_pids() { # processes left whose command line names this run's directory
 mp_cleanup() {
 	local rc=$? i pids
 	if [ -n "${client:-}" ]; then kill -TERM "$client" 2>/dev/null || true; fi
+	# A benchmark's own processes first (mp_stop_own, when it defines one): load generators
+	# and servers of its own that should stop before the stack they talk to.
+	if declare -F mp_stop_own >/dev/null; then mp_stop_own || true; fi
 	if [ -n "$tmp" ]; then
 		"$srcdir/tests/stack.sh" stop "$tmp" >/dev/null 2>&1 || true
 		# Should the directory have gone under us (pid files and all), stack.sh stop finds
@@ -149,10 +154,18 @@ machine_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 client_ticks() { # reaped children of the benchmark: the load generators (and a few ps/awk)
 	awk '{ sub(/^.*\) /, ""); print $14 + $15 }' "/proc/$$/stat"
 }
-cpu_snap() { # prints "pg nginx pool machine client seconds" in ticks
-	# shellcheck disable=SC2046
-	echo "$(ticks $(group "$pg_pid")) $(ticks $(group "$ngx_pid")) $(ticks $(group "$pool_pid")) $(machine_busy) $(client_ticks) $EPOCHREALTIME"
+cpu_snap_of() { # cpu_snap_of PART... -> "ticks of each PART, machine, client, seconds"
+	# PART: a list of pids (one word: "1 2 3"), each counted with its children
+	local part p t out=''
+	for part in "$@"; do
+		t=0
+		# shellcheck disable=SC2046 # one word per pid
+		for p in $part; do t=$((t + $(ticks $(group "$p")))); done
+		out+="$t "
+	done
+	echo "$out$(machine_busy) $(client_ticks) $EPOCHREALTIME"
 }
+cpu_snap() { cpu_snap_of "$pg_pid" "$pool_pid" "$ngx_pid"; } # the stack: pg, pool, nginx
 pg_settle() { # wait (5 s at most) until the backends of a finished pgbench have exited
 	local n=$1 i
 	for i in $(seq 50); do
@@ -160,20 +173,25 @@ pg_settle() { # wait (5 s at most) until the backends of a finished pgbench have
 		sleep 0.1
 	done
 }
-cpu_report() { # cpu_report BEFORE AFTER -> percent of one core for each part
-	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" -v ncpu="$(nproc)" 'BEGIN {
-		split(b, x, " "); split(a, y, " "); f = 100 / (tck * (y[6] - x[6]))
-		pg = (y[1] - x[1]) * f; ng = (y[2] - x[2]) * f; po = (y[3] - x[3]) * f; all = (y[4] - x[4]) * f
-		cl = (y[5] - x[5]) * f
-		rest = all - pg - ng - po - cl; if (rest < 0) rest = 0
-		printf "postgres %.0f%%, marketpay-fcgi %.0f%%, nginx %.0f%%, load generator %.0f%%, other %.0f%% (machine busy %.0f%% of %d%%)", pg, po, ng, cl, rest, all, 100 * ncpu
+# cpu_report BEFORE AFTER [NAMES] -> percent of one core for each part of two cpu_snap_of
+# lines, NAMES naming the parts in their order (default cpu_snap's: the stack's three)
+cpu_report() {
+	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" -v ncpu="$(nproc)" \
+		-v names="${3:-postgres marketpay-fcgi nginx}" 'BEGIN {
+		n = split(b, x, " ") - 3; split(a, y, " "); split(names, nm, " ")
+		f = 100 / (tck * (y[n + 3] - x[n + 3]))
+		all = (y[n + 1] - x[n + 1]) * f; cl = (y[n + 2] - x[n + 2]) * f; rest = all - cl
+		for (i = 1; i <= n; i++) { v = (y[i] - x[i]) * f; rest -= v; printf "%s %.0f%%, ", nm[i], v }
+		if (rest < 0) rest = 0
+		printf "load generator %.0f%%, other %.0f%% (machine busy %.0f%% of %d%%)", cl, rest, all, 100 * ncpu
 	}'
 }
-cpu_other() { # ticks outside the stack and the load generator, in percent of one core
+cpu_other() { # ticks outside the parts and the load generator, in percent of one core
 	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" 'BEGIN {
-		split(b, x, " "); split(a, y, " "); f = 100 / (tck * (y[6] - x[6]))
-		r = ((y[4] - x[4]) - (y[1] - x[1]) - (y[2] - x[2]) - (y[3] - x[3]) - (y[5] - x[5])) * f
-		printf "%.0f", r < 0 ? 0 : r
+		n = split(b, x, " ") - 3; split(a, y, " "); f = 100 / (tck * (y[n + 3] - x[n + 3]))
+		r = (y[n + 1] - x[n + 1]) - (y[n + 2] - x[n + 2])
+		for (i = 1; i <= n; i++) r -= y[i] - x[i]
+		printf "%.0f", r < 0 ? 0 : r * f
 	}'
 }
 # note_other BEFORE AFTER: other_max (the caller's, or global) keeps the most cpu_other saw.
