@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -7,6 +8,8 @@
 #include "log.h"
 
 static FILE *out;                 /* NULL: stderr */
+static char path[4096];           /* out's, to reopen it once it was moved away */
+static time_t checked;            /* when path was last compared with out */
 static int use_syslog;
 static enum log_level threshold = LOG_LVL_INFO;
 
@@ -42,7 +45,35 @@ log_open(const char *ident, const char *target, const char *level)
 	if ((out = fopen(target, "a")) == NULL)
 		return -1;
 	setvbuf(out, NULL, _IOLBF, 0);
+	snprintf(path, sizeof(path), "%s", target);
+	checked = time(NULL);
 	return 0;
+}
+
+/*
+ * At most once a second: when the file at path is no longer the one written to (logrotate
+ * moved it away, or deleted it), a new one is opened there; every process of a program does
+ * so by itself, so no signal has to reach them all. If it cannot be opened, writing goes
+ * on to the old one.
+ */
+static void
+follow_path(void)
+{
+	struct stat now, open_;
+	time_t t = time(NULL);
+	FILE *f;
+
+	if (out == NULL || t == checked)
+		return;
+	checked = t;
+	if (stat(path, &now) == 0 && fstat(fileno(out), &open_) == 0 &&
+	    now.st_dev == open_.st_dev && now.st_ino == open_.st_ino)
+		return;
+	if ((f = fopen(path, "a")) == NULL)
+		return;
+	setvbuf(f, NULL, _IOLBF, 0);
+	fclose(out);
+	out = f;
 }
 
 int
@@ -105,6 +136,7 @@ log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 		    reqid ? reqid : "-", text);
 		return;
 	}
+	follow_path();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);

@@ -12,9 +12,10 @@ enum log_level {
 };
 
 /*
- * Sends log lines to target: "stderr" (or ""), "syslog", or a file path opened for append.
- * level is a name from log_level ("info"). Returns 0, or -1 when the file cannot be opened
- * (logging then stays on stderr).
+ * Sends log lines to target: "stderr" (or ""), "syslog", or a file path opened for append
+ * (and opened again, within a second, once the file there is moved or deleted: logrotate's
+ * default rotation works without a signal). level is a name from log_level ("info").
+ * Returns 0, or -1 when the file cannot be opened (logging then stays on stderr).
  */
 int log_open(const char *ident, const char *target, const char *level);
 

@@ -1,0 +1,94 @@
+/* Unit tests of the log (src/log.c): a log file moved away is followed by a new one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "log.h"
+#include "runner.h"
+
+/* The whole of file path (static); "" when it cannot be read. */
+static const char *
+slurp(const char *path)
+{
+	static char buf[8192];
+	size_t n = 0;
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* logrotate's default: the file is renamed, the program goes on writing to the path. */
+START_TEST(test_moved_away)
+{
+	char dir[] = "/tmp/check_log.XXXXXX", path[64], moved[64];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/marketpay.log", dir);
+	snprintf(moved, sizeof(moved), "%s/marketpay.log.1", dir);
+	ck_assert_int_eq(log_open("check_log", path, "info"), 0);
+	log_msg(LOG_LVL_INFO, NULL, "before the rotation");
+	ck_assert_int_eq(rename(path, moved), 0);
+	log_msg(LOG_LVL_INFO, NULL, "within the second");
+	sleep(1);
+	usleep(100000);
+	log_msg(LOG_LVL_INFO, NULL, "after the rotation");
+	log_close();
+	ck_assert_ptr_nonnull(strstr(slurp(moved), "before the rotation"));
+	ck_assert_ptr_null(strstr(slurp(moved), "after the rotation"));
+	ck_assert_ptr_nonnull(strstr(slurp(path), "after the rotation"));
+	ck_assert_ptr_null(strstr(slurp(path), "before the rotation"));
+	/* Deleted instead: a new file too. */
+	ck_assert_int_eq(log_open("check_log", path, "info"), 0);
+	ck_assert_int_eq(unlink(path), 0);
+	sleep(1);
+	usleep(100000);
+	log_msg(LOG_LVL_INFO, NULL, "after the deletion");
+	log_close();
+	ck_assert_ptr_nonnull(strstr(slurp(path), "after the deletion"));
+	unlink(path);
+	unlink(moved);
+	rmdir(dir);
+}
+END_TEST
+
+/* The file where it was: no reopening, nothing lost, one line each. */
+START_TEST(test_stays)
+{
+	char dir[] = "/tmp/check_log.XXXXXX", path[64];
+	const char *s;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/marketpay.log", dir);
+	ck_assert_int_eq(log_open("check_log", path, "info"), 0);
+	log_msg(LOG_LVL_INFO, NULL, "one");
+	sleep(1);
+	log_msg(LOG_LVL_WARN, "r1", "two");
+	log_close();
+	s = slurp(path);
+	ck_assert_ptr_nonnull(strstr(s, " info pid="));
+	ck_assert_ptr_nonnull(strstr(s, " warn pid="));
+	ck_assert_ptr_nonnull(strstr(s, "req=r1 two\n"));
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+int
+main(void)
+{
+	TCase *t;
+	Suite *s = suite_one("log", "file", 10, &t);
+
+	tcase_add_test(t, test_moved_away);
+	tcase_add_test(t, test_stays);
+	return run_suite(s);
+}
