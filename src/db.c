@@ -31,6 +31,7 @@ struct db {
 	bool logging;
 	const char *reqid;
 	const char *environment; /* the configured one, checked against the database's */
+	char application[64];    /* application_name unless conninfo sets one; "" = none */
 	char *error;        /* libpq's message of the last failure; NULL: none */
 	char sqlstate[6];   /* its SQLSTATE */
 	char detail[64];    /* its DETAIL */
@@ -82,6 +83,16 @@ void
 db_set_environment(struct db *db, const char *environment)
 {
 	db->environment = environment;
+}
+
+void
+db_set_application(struct db *db, const char *program)
+{
+	if (db->environment != NULL)
+		snprintf(db->application, sizeof(db->application), "%s/%s", program,
+		    db->environment);
+	else
+		snprintf(db->application, sizeof(db->application), "%s", program);
 }
 
 void
@@ -203,7 +214,14 @@ db_connect(struct db *db)
 {
 	drop(db);
 	set_error(db, NULL);
-	db->conn = PQconnectdb(db->conninfo);
+	{
+		/* The connection string first; its own application_name, if any, wins. */
+		const char *const keys[] = { "dbname", "fallback_application_name", NULL };
+		const char *const values[] = { db->conninfo, db->application[0] != '\0' ?
+		    db->application : NULL, NULL };
+
+		db->conn = PQconnectdbParams(keys, values, 1);
+	}
 	if (PQstatus(db->conn) != CONNECTION_OK) {
 		set_error(db, PQerrorMessage(db->conn));
 		NOTE(db, LOG_LVL_ERROR, "database connect failed: %s", db_error(db));

@@ -61,6 +61,13 @@ void db_set_on_connect(struct db *db, int (*hook)(struct db *db, void *arg), voi
 void db_set_environment(struct db *db, const char *environment);
 
 /*
+ * The application_name each connection reports (pg_stat_activity, the server's log):
+ * program/environment (call after db_set_environment), unless the connection string names
+ * one itself.
+ */
+void db_set_application(struct db *db, const char *program);
+
+/*
  * On (the default): failures and server notices go to the log. Off: nothing is logged and
  * the caller reports db_error itself (marketpayctl talks to its operator on stderr). The
  * environment check logs either way.

@@ -114,6 +114,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "marketpayctl: out of memory\n");
 		goto out;
 	}
+	db_set_application(c.db, "marketpayctl");
 	/*
 	 * What goes wrong is said to the operator, once, by the command; NOTICEs such as
 	 * "relation already exists, skipping" are not the operator's business.

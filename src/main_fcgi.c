@@ -108,6 +108,7 @@ main(int argc, char **argv)
 	}
 	db_set_statements(app.db, worker_sql, DB_STMT__MAX);
 	db_set_environment(app.db, config_env_name(&app.cfg));
+	db_set_application(app.db, "marketpay-fcgi");
 	/* Without the key the API works; only the checkout page answers 503. */
 	app.have_secret = crypto_load_key(app.cfg.secrets_key_file, app.secret) == 0;
 	if (!app.have_secret)

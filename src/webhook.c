@@ -97,6 +97,7 @@ webhook_new(const struct config *cfg, char *err, size_t errlen)
 	}
 	db_set_statements(w->db, webhook_sql, WH_STMT__MAX);
 	db_set_environment(w->db, config_env_name(cfg));
+	db_set_application(w->db, "marketpay-webhookd");
 	db_set_on_connect(w->db, listen_events, w);
 	if (webhook_schedule_parse(cfg->webhook_retry_schedule, &w->schedule, err, errlen) != 0)
 		goto fail;

@@ -31,6 +31,16 @@ START_TEST(test_lists_the_stack_roles)
 }
 END_TEST
 
+/* Each program's connections say who they are to the DBA: program/environment. */
+START_TEST(test_application_names)
+{
+	ck_assert_str_eq(db_value("SELECT string_agg(DISTINCT usename || ' ' || application_name,"
+	    " ',' ORDER BY usename || ' ' || application_name) FROM pg_stat_activity"
+	    " WHERE usename IN ('mp_worker', 'mp_webhookd')", NULL),
+	    "mp_webhookd marketpay-webhookd/sandbox,mp_worker marketpay-fcgi/sandbox");
+}
+END_TEST
+
 START_TEST(test_readonly_role_reads_and_writes_nothing)
 {
 	ck_assert_int_eq(sh(CTL "db roles --readonly mp_report_t >/dev/null"), 0);
@@ -124,6 +134,7 @@ main(void)
 	Suite *s = suite_one("roles", "db roles", 60, &t);
 
 	tcase_add_test(t, test_lists_the_stack_roles);
+	tcase_add_test(t, test_application_names);
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
 	tcase_add_test(t, test_worker_role_may_purge);
 	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
