@@ -24,10 +24,9 @@ is_event_id(const char *s)
  */
 static int
 new_secret(struct ctl *c, char secret[WEBHOOK_SECRET_MAX],
-    char hex[2 + 2 * WEBHOOK_SEALED_MAX + 1])
+    char hex[WEBHOOK_SEALED_HEX_MAX])
 {
-	unsigned char key[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
-	size_t len;
+	unsigned char key[CRYPTO_KEY_LEN];
 	int rc = 1;
 
 	if (crypto_load_key(c->cfg.secrets_key_file, key) != 0) {
@@ -35,12 +34,10 @@ new_secret(struct ctl *c, char secret[WEBHOOK_SECRET_MAX],
 		    c->cfg.secrets_key_file, CRYPTO_KEY_LEN);
 		goto out;
 	}
-	if (webhook_sign_secret_new(secret) != 0 ||
-	    webhook_sign_seal(key, secret, sealed, &len) != 0) {
+	if (webhook_sign_secret_sealed(key, secret, hex) != 0) {
 		ctl_fail("cannot make a secret: no random bytes or cipher failure");
 		goto out;
 	}
-	crypto_bytea_hex(sealed, len, hex);
 	rc = 0;
 out:
 	crypto_wipe(key, sizeof(key));
@@ -54,7 +51,7 @@ out:
 static int
 set_webhook(struct ctl *c, const char *id, const char *url, int keep)
 {
-	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
+	char secret[WEBHOOK_SECRET_MAX], hex[WEBHOOK_SEALED_HEX_MAX];
 	const char *p[3] = { id, url, hex };
 	PGresult *r = NULL;
 	int rc = 1;
@@ -90,7 +87,7 @@ out:
 static int
 rotate_secret(struct ctl *c, const char *id)
 {
-	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
+	char secret[WEBHOOK_SECRET_MAX], hex[WEBHOOK_SEALED_HEX_MAX];
 	const char *p[2] = { id, hex };
 	PGresult *r = NULL;
 	int rc = 1;

@@ -11,12 +11,10 @@
 enum err
 webhook_endpoint_rotate_secret(struct app *app, struct req *req, void *in)
 {
-	unsigned char sealed[WEBHOOK_SEALED_MAX];
-	char secret[WEBHOOK_SECRET_MAX], hex[2 + 2 * WEBHOOK_SEALED_MAX + 1];
+	char secret[WEBHOOK_SECRET_MAX], hex[WEBHOOK_SEALED_HEX_MAX];
 	const char *p[2] = { req->merchant, hex };
 	struct json_object *body = NULL, *until = NULL;
 	PGresult *r = NULL;
-	size_t len = 0;
 	enum err e;
 
 	(void)in;
@@ -26,12 +24,10 @@ webhook_endpoint_rotate_secret(struct app *app, struct req *req, void *in)
 		    "configured");
 		return ERR_OK;
 	}
-	if (webhook_sign_secret_new(secret) != 0 ||
-	    webhook_sign_seal(app->secret, secret, sealed, &len) != 0) {
+	if (webhook_sign_secret_sealed(app->secret, secret, hex) != 0) {
 		e = ERR_INTERNAL;
 		goto out;
 	}
-	crypto_bytea_hex(sealed, len, hex);
 	if ((e = intent_call(app, req, DB_SECRET_ROTATE, 2, p, "merchant not found", &r)) !=
 	    ERR_OK || r == NULL)
 		goto out;

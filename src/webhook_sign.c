@@ -78,6 +78,19 @@ webhook_sign_seal(const unsigned char key[CRYPTO_KEY_LEN], const char *secret,
 }
 
 int
+webhook_sign_secret_sealed(const unsigned char key[CRYPTO_KEY_LEN],
+    char secret[WEBHOOK_SECRET_MAX], char hex[WEBHOOK_SEALED_HEX_MAX])
+{
+	unsigned char sealed[WEBHOOK_SEALED_MAX];
+	size_t len;
+
+	if (webhook_sign_secret_new(secret) != 0 || webhook_sign_seal(key, secret, sealed, &len) != 0)
+		return -1;
+	crypto_bytea_hex(sealed, len, hex);
+	return 0;
+}
+
+int
 webhook_sign_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *sealed,
     size_t len, char out[WEBHOOK_SECRET_MAX])
 {

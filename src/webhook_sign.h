@@ -33,6 +33,17 @@ int webhook_sign_secret_new(char out[WEBHOOK_SECRET_MAX]);
 int webhook_sign_seal(const unsigned char key[CRYPTO_KEY_LEN], const char *secret,
     unsigned char out[WEBHOOK_SEALED_MAX], size_t *outlen);
 
+/* Buffer for a sealed secret as PostgreSQL bytea hex: "\\x", two digits a byte, NUL. */
+#define WEBHOOK_SEALED_HEX_MAX (2 + 2 * WEBHOOK_SEALED_MAX + 1)
+
+/*
+ * Makes a new secret into secret and, sealed under key, as bytea hex into hex: what is
+ * stored for a new or rotated secret. Returns 0, or -1 when no random bytes are available or
+ * the cipher fails (the caller wipes secret either way).
+ */
+int webhook_sign_secret_sealed(const unsigned char key[CRYPTO_KEY_LEN],
+    char secret[WEBHOOK_SECRET_MAX], char hex[WEBHOOK_SEALED_HEX_MAX]);
+
 /*
  * Opens len bytes that webhook_sign_seal made into out (NUL-terminated). Returns 0, or -1 when
  * they were sealed under another key, were tampered with, or do not hold a whsec_ secret;

@@ -185,6 +185,30 @@ START_TEST(test_seal_open)
 }
 END_TEST
 
+/* A new secret sealed as bytea hex: "\\x" and hex that opens to that secret. */
+START_TEST(test_secret_sealed)
+{
+	unsigned char key[CRYPTO_KEY_LEN], sealed[WEBHOOK_SEALED_MAX];
+	char secret[WEBHOOK_SECRET_MAX], hex[WEBHOOK_SEALED_HEX_MAX], out[WEBHOOK_SECRET_MAX];
+	size_t len, i;
+	unsigned int byte;
+
+	memset(key, 7, sizeof(key));
+	ck_assert_int_eq(webhook_sign_secret_sealed(key, secret, hex), 0);
+	ck_assert(strncmp(secret, "whsec_", 6) == 0);
+	ck_assert(strncmp(hex, "\\x", 2) == 0);
+	len = (strlen(hex) - 2) / 2;
+	ck_assert_int_eq(len, strlen(secret) + CRYPTO_SEAL_OVERHEAD);
+	ck_assert_ptr_null(strstr(hex, secret + 6));
+	for (i = 0; i < len; i++) {
+		ck_assert_int_eq(sscanf(hex + 2 + 2 * i, "%2x", &byte), 1);
+		sealed[i] = (unsigned char)byte;
+	}
+	ck_assert_int_eq(webhook_sign_open(key, sealed, len, out), 0);
+	ck_assert_str_eq(out, secret);
+}
+END_TEST
+
 struct sched {
 	const char *text;
 	size_t n;
@@ -287,6 +311,7 @@ webhook_suite(void)
 	tcase_add_test(sign, test_sign_all_refuses);
 	tcase_add_test(sign, test_secret_new);
 	tcase_add_test(sign, test_seal_open);
+	tcase_add_test(sign, test_secret_sealed);
 	suite_add_tcase(s, sign);
 	tcase_add_loop_test(sched, test_schedule_good, 0, NELEM(good_schedules));
 	tcase_add_loop_test(sched, test_schedule_bad, 0, NELEM(bad_schedules));
