@@ -327,7 +327,7 @@ webhook_claim(struct webhook *w)
 {
 	char max[24], per[24], lease[24];
 	const char *p[4] = { w->owner, max, per, lease };
-	long room = w->cfg->webhook_max_in_flight - (long)webhook_in_flight(w);
+	long room = w->cfg->webhook_max_in_flight - (long)webhook_in_flight(w), want;
 	PGresult *r;
 	enum err e;
 	int i, n;
@@ -335,7 +335,8 @@ webhook_claim(struct webhook *w)
 	if (room <= 0 || mono_ms() < claim_time(w))
 		return 0;
 	w->last_claim = mono_ms();
-	snprintf(max, sizeof(max), "%ld", room < CLAIM_BATCH ? room : CLAIM_BATCH);
+	want = room < CLAIM_BATCH ? room : CLAIM_BATCH;
+	snprintf(max, sizeof(max), "%ld", want);
 	snprintf(per, sizeof(per), "%ld", w->cfg->webhook_endpoint_in_flight);
 	snprintf(lease, sizeof(lease), "%ld", w->cfg->webhook_timeout + LEASE_MARGIN);
 	if ((r = db_run(w->db, WH_CLAIM, 4, p, &e)) == NULL) {
@@ -350,7 +351,7 @@ webhook_claim(struct webhook *w)
 	/* A full batch may leave more behind: claim again at once. */
 	if (n == 0)
 		return note_next_due(w) == 0 ? 0 : -1;
-	w->claim_at = n < atoi(max) ? mono_ms() + w->cfg->webhook_poll_interval * 1000 : 0;
+	w->claim_at = n < want ? mono_ms() + w->cfg->webhook_poll_interval * 1000 : 0;
 	return n;
 }
 
