@@ -13,6 +13,7 @@
 #                                (after the caller's mp_stop_own, if defined); sets pg_pid,
 #                                ngx_pid, pool_pid, url
 #   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
+#   mp_session_params            a merchant, its key and the pgbench variables of a session
 #   cpu_snap, cpu_snap_of, cpu_report, cpu_other, note_other, pg_settle, children
 #                                the CPU each part of the stack (or any processes) used
 #                                during a run
@@ -131,6 +132,23 @@ conf() { # conf NAME DEFAULT: a setting of the stack's marketpay.conf, or its de
 	echo "${v:-$2}"
 }
 checkpoint() { psql -c CHECKPOINT; }
+
+# mp_session_params: a merchant (merchant) and its key in the stack (key, exported as
+# MARKETPAY_BENCH_KEY for the wrk scripts; digest, its SHA-256 as bytea hex), and session_vars, the -D arguments that give
+# bench/pgbench-create-session.sql what the worker sends for create-session.lua's body.
+mp_session_params() {
+	local lifetime
+	merchant=$(ctl merchant create --name Bench)
+	key=$(ctl key create "$merchant")
+	export MARKETPAY_BENCH_KEY=$key
+	digest='\x'$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
+	[ "$(psql -c "SELECT count(*) FROM api_keys WHERE digest = '$digest'::bytea")" = 1 ] ||
+		die "the key's digest is not in api_keys"
+	lifetime=$(conf session_lifetime 1800)
+	session_vars=(-D digest="$digest" -D env=sandbox -D user_id=order-1 -D email=b@example.com
+		-D lifetime="$lifetime" -D ids='{"sku-1","sku-2"}' -D names='{"Green tea","Cup"}'
+		-D prices='{1250,300}')
+}
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
 children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
