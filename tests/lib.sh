@@ -10,6 +10,9 @@
 #                             $builddir/tests/NAME-run when DIR is read-only (make distcheck),
 #                             and runs npm ci there when node_modules lacks PKG or is older
 #                             than the lock
+#   own_stack NAME            a stack (tests/stack.sh, $stack) in a fresh temporary directory
+#                             $dir/stack, its stack.env sourced; on exit the stack is stopped,
+#                             the caller's own_cleanup run (when defined) and $dir removed
 
 passed=0
 failed=0
@@ -64,4 +67,21 @@ node_project() {
 		[ "$nodedir/package-lock.json" -nt "$nodedir/node_modules/.package-lock.json" ]; then
 		(cd "$nodedir" && npm ci --no-audit --no-fund >&2) || bail "npm ci in $nodedir failed"
 	fi
+}
+
+own_stack() {
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-$1.XXXXXX")
+	chmod 755 "$dir"
+	trap own_stack_exit EXIT
+	trap 'exit 130' INT TERM
+	"${stack:?}" start "$dir/stack" >"$dir/stack.log" 2>&1 || { cat "$dir/stack.log" >&2; exit 1; }
+	# shellcheck disable=SC1091
+	. "$dir/stack/stack.env"
+}
+own_stack_exit() {
+	local code=$?
+	"$stack" stop "$dir/stack" >/dev/null 2>&1 || true
+	if declare -F own_cleanup >/dev/null; then own_cleanup || true; fi
+	rm -rf "$dir"
+	exit "$code"
 }

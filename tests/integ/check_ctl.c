@@ -162,7 +162,7 @@ session_aged(const char *m, const char *status, int days, int items)
 	const int nums[2] = { days, items };
 
 	return insert_aged("WITH s AS (INSERT INTO payment_sessions (merchant_id, status, amount,"
-	    " currency, created_at, expires_at, closed_at) VALUES ($1::bigint, $2, 100, 'AFN',"
+	    " currency, created_at, expires_at, closed_at) VALUES ($1::bigint, $2::text, 100, 'AFN',"
 	    " now() - make_interval(days => $3::int),"
 	    " now() - make_interval(days => $3::int) + interval '30 minutes',"
 	    " CASE WHEN $2 <> 'open' THEN now() - make_interval(days => $3::int) END)"

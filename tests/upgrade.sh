@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Upgrading a database that holds data: the migrations up to 016 are applied to a database of
+# their own on the stack's PostgreSQL, sessions (open, paid, with items) are stored, then
+# marketpayctl db migrate applies the rest. Checks: every row is as it was; payment_sessions,
+# session_items and their indexes were not rewritten (018 moves columns to domains without a
+# rewrite; PostgreSQL always rebuilds the partial indexes on such columns); no constraint is left NOT VALID; the rules moved into domains still refuse bad
+# rows (check_violation); db status has nothing pending. Always stops the stack.
+set -euo pipefail
+
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${top_builddir:-$srcdir/build}
+export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=1
+stack="$srcdir/tests/stack.sh"
+# shellcheck source=tests/lib.sh
+. "$srcdir/tests/lib.sh"
+
+own_stack upgrade
+q() { psql -X -qAt -v ON_ERROR_STOP=1 -d upgrade "$@"; }
+psql -X -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE upgrade"
+
+# The migrations before the upgrade in a directory of their own, and a config that uses it.
+mkdir "$dir/sql"
+for f in "$srcdir"/sql/0*.sql; do
+	n=$(basename "$f")
+	[[ $n > 017 ]] || cp "$f" "$dir/sql/"
+done
+sed -e 's|dbname=[^ ]*|dbname=upgrade|' -e "s|^sql_dir = .*|sql_dir = $dir/sql|" \
+	"$MARKETPAY_CONFIG" >"$dir/upgrade.conf"
+ctl() { "$MARKETPAYCTL" -c "$dir/upgrade.conf" "$@"; }
+ctl db migrate >/dev/null
+merchant=$(ctl merchant create --name Upgrade --currency AFN)
+key=$(ctl key create "$merchant")
+digest='\x'$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
+q -c "SELECT count(*) FROM (SELECT mp_create_session('$digest'::bytea, 'sandbox', 'u' || g,
+	'c@example.com', 'https://shop.example/ok', NULL, 1800, '{sku-1,sku-2}', '{Tea,Cup}',
+	'{1250,300}') FROM generate_series(1, 2000) g) s" >/dev/null
+paid=$(q -c "SELECT count(*) FROM (SELECT mp_pay_test_card(id, 'visa', '4242', NULL)
+	FROM payment_sessions ORDER BY created_at LIMIT 20) p")
+rows() {
+	q -c "SELECT md5(string_agg(s::text, '|' ORDER BY s.id)) FROM payment_sessions s" \
+		-c "SELECT md5(string_agg(i::text, '|' ORDER BY i.session_id, i.position)) FROM session_items i" \
+		-c "SELECT count(*) FILTER (WHERE status = 'paid') FROM payment_sessions"
+}
+files() {
+	q -c "SELECT string_agg(c.relname || '=' || pg_relation_filenode(c.oid), ' ' ORDER BY c.relname)
+		FROM pg_class c WHERE c.oid IN ('payment_sessions'::regclass, 'session_items'::regclass)
+		   OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indpred IS NULL AND indrelid IN
+		       ('payment_sessions'::regclass, 'session_items'::regclass))"
+}
+rows_before=$(rows)
+files_before=$(files)
+
+cp "$srcdir"/sql/0*.sql "$dir/sql/"
+ctl db migrate >"$dir/migrate.out" || { cat "$dir/migrate.out" >&2; not_ok "db migrate"; finish; }
+check "the rows are as they were ($paid paid)" [ "$(rows)" = "$rows_before" ]
+files_after=$(files)
+check "no table or full index of the sessions was rewritten" [ "$files_after" = "$files_before" ]
+[ "$files_after" = "$files_before" ] ||
+	printf 'before: %s\nafter:  %s\n' "$files_before" "$files_after" >&2
+check "no constraint is left NOT VALID" \
+	[ "$(q -c "SELECT count(*) FROM pg_constraint WHERE NOT convalidated")" = 0 ]
+check "db status: nothing pending" ctl db status >/dev/null
+id=$(q -c "SELECT id FROM payment_sessions WHERE status = 'open' LIMIT 1")
+for bad in "UPDATE payment_sessions SET currency = 'afn' WHERE id = '$id'" \
+	"UPDATE payment_sessions SET user_id = repeat('u', 51) WHERE id = '$id'" \
+	"UPDATE payment_sessions SET status = 'lost' WHERE id = '$id'" \
+	"UPDATE payment_sessions SET redirect_success_url = 'ftp://x' WHERE id = '$id'" \
+	"UPDATE session_items SET price = 0 WHERE session_id = '$id'" \
+	"UPDATE session_items SET name = '' WHERE session_id = '$id'"; do
+	state=$(q -c "\\set VERBOSITY sqlstate" -c "$bad" 2>&1 || true)
+	check "refused with check_violation: $bad" [ "$state" = "ERROR:  23514" ]
+done
+check "and nothing changed" [ "$(rows)" = "$rows_before" ]
+finish
