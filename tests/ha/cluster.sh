@@ -53,14 +53,14 @@ bg_pg() { # bg_pg LOG PIDFILE command...
 	echo $! >"$pidfile"
 }
 
-# A loopback port no other part of this cluster took.
-taken=""
-new_port() {
+# free_ports N: N distinct loopback ports nothing listens on, in the array ports.
+free_ports() {
 	local p
-	p=$(free_port)
-	while grep -qw "$p" <<<"$taken"; do p=$(free_port); done
-	taken="$taken $p"
-	echo "$p"
+	ports=()
+	while [ ${#ports[@]} -lt "$1" ]; do
+		p=$(free_port)
+		[[ " ${ports[*]} " == *" $p "* ]] || ports+=("$p")
+	done
 }
 
 password() { head -c 18 /dev/urandom | base64 | tr '+/' '-_'; }
@@ -191,23 +191,23 @@ whole() {
 }
 
 start() {
-	local dir=$1 etcd peer n port rest multi_host="" multi_port=""
+	local dir=$1 etcd peer n i=2 multi_host="" multi_port="" ports
 	for bin in "$pgbin/initdb" /usr/bin/patroni /usr/bin/patronictl /usr/bin/etcd /usr/bin/etcdctl; do
 		[ -x "$bin" ] || die "$bin is missing (dev/deps.sh installs patroni, etcd-server, etcd-client)"
 	done
 	mkdir -p "$dir"
 	dir=$(cd "$dir" && pwd)
 	chmod 755 "$dir"
-	etcd=$(new_port)
-	peer=$(new_port)
+	free_ports 8 # etcd's two, then each node's PostgreSQL and REST API
+	etcd=${ports[0]}
+	peer=${ports[1]}
 	(umask 077; for u in postgres replicator rewinder; do password >"$dir/pw.$u"; done)
 	write_hba "$dir"
 	for n in $nodes; do
-		port=$(new_port)
-		rest=$(new_port)
-		write_node "$dir" "$n" "$port" "$rest" "$etcd"
+		write_node "$dir" "$n" "${ports[$i]}" "${ports[$((i + 1))]}" "$etcd"
 		multi_host="$multi_host${multi_host:+,}$dir/$n/sock"
-		multi_port="$multi_port${multi_port:+,}$port"
+		multi_port="$multi_port${multi_port:+,}${ports[$i]}"
+		i=$((i + 2))
 	done
 	cat >"$dir/patronictl.yml" <<YML
 scope: marketpay
