@@ -3,6 +3,8 @@
 #   finish                    prints "N passed, N failed" (dev/test adds these up); status
 #   bail "what"               counts what as failed, prints the totals, exits 1 (a test that
 #                             cannot go on)
+#   wait_for SECS command...  runs command every 0.2 s until it succeeds (status 0) or SECS
+#                             have passed (status 1)
 #   free_port                 a loopback TCP port nothing listens on (below the ephemeral range)
 #   json FIELD                a top-level field of the JSON object on stdin ("" when absent)
 #   node_project DIR PKG WHAT checks for node 20 or newer and npm (bails naming WHAT when not),
@@ -31,6 +33,15 @@ bail() {
 	not_ok "$*"
 	finish || true
 	exit 1
+}
+
+wait_for() { # wait_for SECONDS command...
+	local end=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.2
+	done
 }
 
 free_port() {

@@ -9,8 +9,8 @@
 #   tests/stack.sh pg-stop|pg-start DIR   stops or starts only its PostgreSQL (outage tests)
 #   tests/stack.sh pg-restart DIR [SECS]  PostgreSQL stopped like a crash (-m immediate), down
 #                                         SECS (default 0), started again: crash recovery
-#   tests/stack.sh pool-stop|pool-start DIR         SIGTERM to the pool, waits until it is gone;
-#                                                    or starts it again (fault tests)
+#   tests/stack.sh pool-stop|pool-start DIR [N]     SIGTERM to the pool (pool N of MP_POOLS),
+#                                                    waits until it is gone; or starts it again
 #   tests/stack.sh webhookd-stop|webhookd-start DIR  the same for marketpay-webhookd
 #
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
@@ -18,7 +18,16 @@
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
 # migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
-# MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access).
+# MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
+# MP_POOLS (default 1; 2: two pools, fcgi.sock and fcgi2.sock, behind one nginx upstream that
+# tries the other pool only when a connection failed, as two app hosts would be),
+# MP_DATABASE (a libpq connection string without user=, of a database run elsewhere, such as
+# tests/ha/cluster.sh's "service=marketpay": the stack starts no PostgreSQL and uses that
+# one; its stack.env sets no PGHOST and PGPORT, and passes on the caller's PGSERVICEFILE and
+# PGSERVICE, which the stack's programs inherit too).
+#
+#   tests/stack.sh pg-access DIR     writes only DIR/pg_hba.conf and DIR/pg_ident.conf, the
+#                                    stack's access rules (tests/ha/cluster.sh's nodes use them)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -114,12 +123,13 @@ write_secrets() {
 }
 
 write_config() {
-	local dir=$1 port=$2 sqlline="sql_dir = $srcdir/sql"
+	local dir=$1 port=$2 sqlline="sql_dir = $srcdir/sql" database="host=$1/pg dbname=marketpay"
+	[ -z "${MP_DATABASE:-}" ] || database=$MP_DATABASE
 	[ -n "${MP_SQL_DIR+set}" ] && sqlline=${MP_SQL_DIR:+sql_dir = $MP_SQL_DIR}
 	cat >"$dir/marketpay.conf" <<CONF
 # Written by tests/stack.sh for the stack in $dir
 environment = ${MP_ENVIRONMENT:-sandbox}
-database = host=$dir/pg dbname=marketpay user=postgres
+database = $database user=postgres
 checkout_base_url = http://127.0.0.1:$port
 $sqlline
 log_file = stderr
@@ -149,8 +159,30 @@ make_login_roles() {
 		"$dir/marketpay.conf" >"$dir/webhookd.conf"
 }
 
+# The pools' upstream when there are several (nginx/marketpay-upstream.conf.example explains
+# it): another pool is tried only after an error, and a POST only when nothing was sent (nginx
+# passes a non-idempotent request on only then); max_fails=0: a pool that is being restarted
+# is tried again at once, never shut out for fail_timeout.
+upstream() {
+	local n
+	[ "${MP_POOLS:-1}" -gt 1 ] || return 0
+	echo "    upstream marketpay_pools {"
+	for n in $(seq 1 "$MP_POOLS"); do
+		echo "        server unix:$(pool_sock "$1" "$n") max_fails=0;"
+	done
+	echo "    }"
+}
+
+# Pool N's socket and pid file: pool 1 has the names of a stack with one pool.
+pool_sock() { if [ "${2:-1}" = 1 ]; then echo "$1/fcgi.sock"; else echo "$1/fcgi$2.sock"; fi; }
+pool_pidfile() { if [ "${2:-1}" = 1 ]; then echo "$1/pool.pid"; else echo "$1/pool$2.pid"; fi; }
+
 write_nginx() {
-	local dir=$1 port=$2 rport=$3
+	local dir=$1 port=$2 rport=$3 pass="unix:$1/fcgi.sock"
+	if [ "${MP_POOLS:-1}" -gt 1 ]; then
+		pass="marketpay_pools;
+            fastcgi_next_upstream error"
+	fi
 	mkdir -p "$dir/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$dir/nginx/fastcgi_params"
 	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
@@ -218,6 +250,7 @@ $edge
     # One line per API/checkout request with the id the worker logs (req=) and what the
     # upstream answered, so the fault tests can tell a request a worker served from one none saw.
     log_format upstream '\$msec \$request_id \$status \$upstream_status \$request_method \$uri';
+$(upstream "$dir")
     server {
         listen 127.0.0.1:$port;
         client_max_body_size 1m;
@@ -225,11 +258,11 @@ $edge
         access_log $dir/nginx/upstream.log upstream;
         location /api/v1/ {
             include marketpay-fastcgi.conf;
-            fastcgi_pass unix:$dir/fcgi.sock;
+            fastcgi_pass $pass;
         }
         location /checkout/ {
             include marketpay-fastcgi.conf;
-            fastcgi_pass unix:$dir/fcgi.sock;
+            fastcgi_pass $pass;
         }
         location /static/ {
             alias ${MP_STATIC_DIR:-$srcdir/static}/;
@@ -245,17 +278,18 @@ $edge
 CONF
 }
 
-start_pool() {
-	local dir=$1 workers=${MP_WORKERS:-4} user=()
+start_pool() { # start_pool DIR [N]
+	local dir=$1 workers=${MP_WORKERS:-4} user=() sock
+	sock=$(pool_sock "$dir" "${2:-1}")
 	[ "$(id -u)" = 0 ] && user=(-u nobody -g nogroup)
-	rm -f "$dir/fcgi.sock"
+	rm -f "$sock"
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
 	# respawns crashed workers and turns SIGTERM into a graceful stop.
-	setsid spawn-fcgi -n -s "$dir/fcgi.sock" -M 0666 "${user[@]}" -- \
+	setsid spawn-fcgi -n -s "$sock" -M 0666 "${user[@]}" -- \
 		/usr/bin/multiwatch -f "$workers" -r 100 -- "$builddir/marketpay-fcgi" -c "$dir/worker.conf" \
 		</dev/null >>"$dir/fcgi.log" 2>&1 &
-	echo $! >"$dir/pool.pid"
-	wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
+	echo $! >"$(pool_pidfile "$dir" "${2:-1}")"
+	wait_for 10 test -S "$sock" || { cat "$dir/fcgi.log" >&2; die "pool did not start"; }
 }
 
 # marketpay-webhookd, once it is built: one daemon (tests may start a second one).
@@ -277,9 +311,9 @@ start() {
 	dir=$(cd "$dir" && pwd)
 	chmod 755 "$dir"
 	[ -n "$port" ] || port=$(free_port)
-	local rport
+	local rport n
 	rport=$(free_port)
-	start_pg "$dir"
+	[ -n "${MP_DATABASE:-}" ] || start_pg "$dir"
 	write_secrets "$dir"
 	write_config "$dir" "$port"
 	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db migrate >/dev/null
@@ -289,10 +323,17 @@ start() {
 	[ "$(id -u)" = 0 ] && chown nobody "$dir/pin-key.pem"
 	make_login_roles "$dir"
 	write_nginx "$dir" "$port" "$rport"
-	start_pool "$dir"
+	for n in $(seq 1 "${MP_POOLS:-1}"); do start_pool "$dir" "$n"; done
 	start_webhookd "$dir"
 	/usr/sbin/nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" ||
 		die "nginx did not start"
+	local pg="PGHOST=$dir/pg
+PGPORT=5432" pgnames="PGHOST PGPORT"
+	if [ -n "${MP_DATABASE:-}" ]; then
+		pg="PGSERVICEFILE=${PGSERVICEFILE:-}
+PGSERVICE=${PGSERVICE:-}"
+		pgnames="PGSERVICEFILE PGSERVICE"
+	fi
 	cat >"$dir/stack.env" <<ENV
 MARKETPAY_BASE_URL=http://127.0.0.1:$port
 MARKETPAY_PORT=$port
@@ -300,11 +341,10 @@ MARKETPAY_CONFIG=$dir/marketpay.conf
 MARKETPAY_STACK_DIR=$dir
 MARKETPAYCTL=$builddir/marketpayctl
 MARKETPAY_WEBHOOK_RECEIVER=http://127.0.0.1:$rport/hook
-PGHOST=$dir/pg
-PGPORT=5432
+$pg
 PGDATABASE=marketpay
 PGUSER=postgres
-export MARKETPAY_BASE_URL MARKETPAY_PORT MARKETPAY_CONFIG MARKETPAY_STACK_DIR MARKETPAYCTL MARKETPAY_WEBHOOK_RECEIVER PGHOST PGPORT PGDATABASE PGUSER
+export MARKETPAY_BASE_URL MARKETPAY_PORT MARKETPAY_CONFIG MARKETPAY_STACK_DIR MARKETPAYCTL MARKETPAY_WEBHOOK_RECEIVER $pgnames PGDATABASE PGUSER
 ENV
 	wait_for 20 curl -fsS "http://127.0.0.1:$port/api/v1/health" ||
 		{ tail -20 "$dir/fcgi.log" >&2; die "the stack does not answer on port $port"; }
@@ -322,18 +362,19 @@ stop() {
 		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/webhookd.pid"
 	fi
-	if [ -f "$dir/pool.pid" ]; then
-		pid=$(cat "$dir/pool.pid")
+	for f in "$dir"/pool.pid "$dir"/pool[0-9]*.pid; do
+		[ -f "$f" ] || continue
+		pid=$(cat "$f")
 		kill -TERM "$pid" 2>/dev/null || true
 		wait_for 10 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
 		# Workers orphaned by a multiwatch that died are still in its process group.
 		kill -TERM -- "-$pid" 2>/dev/null || true
-		rm -f "$dir/pool.pid"
-	fi
+		rm -f "$f"
+	done
 	if [ -f "$dir/pg/data/postmaster.pid" ]; then
 		as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
-	rm -f "$dir/fcgi.sock"
+	rm -f "$dir"/fcgi.sock "$dir"/fcgi[0-9]*.sock
 }
 
 pg_stop() {
@@ -354,13 +395,14 @@ pg_restart() {
 
 # SIGTERM to multiwatch: it passes the graceful stop on, each worker finishes the request in
 # hand, and multiwatch exits when they are gone. The socket file stays, as spawn-fcgi leaves it.
-pool_stop() {
-	local dir=$1 pid
-	[ -f "$dir/pool.pid" ] || return 0
-	pid=$(cat "$dir/pool.pid")
+pool_stop() { # pool_stop DIR [N]
+	local pidfile pid
+	pidfile=$(pool_pidfile "$1" "${2:-1}")
+	[ -f "$pidfile" ] || return 0
+	pid=$(cat "$pidfile")
 	kill -TERM "$pid" 2>/dev/null || true
 	wait_for 30 bash -c "! kill -0 $pid" || die "the pool did not stop within 30 s"
-	rm -f "$dir/pool.pid"
+	rm -f "$pidfile"
 }
 
 webhookd_stop() {
@@ -375,11 +417,12 @@ webhookd_stop() {
 case "${1:-}" in
 pg-stop)  pg_stop "$2" ;;
 pg-restart) pg_restart "$2" "${3:-0}" ;;
-pool-stop) pool_stop "$2" ;;
-pool-start) start_pool "$(cd "$2" && pwd)" ;;
+pool-stop) pool_stop "$2" "${3:-1}" ;;
+pool-start) start_pool "$(cd "$2" && pwd)" "${3:-1}" ;;
 webhookd-stop) webhookd_stop "$2" ;;
 webhookd-start) start_webhookd "$(cd "$2" && pwd)" ;;
 pg-start) pg_start "$2" ;;
+pg-access) write_pg_access "$2" ;;
 start) [ $# -ge 2 ] || die "usage: stack.sh start DIR [PORT]"; start "$2" "${3:-}" ;;
 stop)  [ $# -ge 2 ] || die "usage: stack.sh stop DIR"; stop "$2" ;;
 *)     die "usage: stack.sh start|stop DIR [PORT]" ;;
