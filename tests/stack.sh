@@ -18,7 +18,10 @@
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
 # migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
-# MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access).
+# MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
+# MP_POOL=systemd (the pool as the systemd units run it: marketpay-fcgi --workers on a socket
+# systemd-socket-activate holds across its restarts, tests/pool-holder.sh; pool.pid is the
+# pool's, holder.pid the socket holder's; default: spawn-fcgi + multiwatch).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -248,7 +251,19 @@ CONF
 start_pool() {
 	local dir=$1 workers=${MP_WORKERS:-4} user=()
 	[ "$(id -u)" = 0 ] && user=(-u nobody -g nogroup)
-	rm -f "$dir/fcgi.sock"
+	rm -f "$dir/fcgi.sock" "$dir/pool.stop"
+	if [ "${MP_POOL:-}" = systemd ]; then
+		# systemd-socket-activate starts the holder at the first connection, as systemd
+		# starts a socket-activated service: the health check in start is that connection.
+		(exec setsid systemd-socket-activate -l "$dir/fcgi.sock" -- \
+			"$here/pool-holder.sh" "$dir" "$builddir/marketpay-fcgi" --workers "$workers" \
+			-c "$dir/worker.conf") </dev/null >>"$dir/fcgi.log" 2>&1 &
+		echo $! >"$dir/holder.pid"
+		wait_for 10 test -S "$dir/fcgi.sock" || { cat "$dir/fcgi.log" >&2; die "no socket"; }
+		# The socket unit's SocketMode= is 0660 for www-data; here any local user, as -M 0666.
+		chmod 666 "$dir/fcgi.sock"
+		return 0
+	fi
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
 	# respawns crashed workers and turns SIGTERM into a graceful stop.
 	setsid spawn-fcgi -n -s "$dir/fcgi.sock" -M 0666 "${user[@]}" -- \
@@ -270,6 +285,7 @@ start_webhookd() {
 start() {
 	local dir=$1 port=${2:-}
 	for bin in "$pgbin/initdb" /usr/sbin/nginx /usr/bin/spawn-fcgi /usr/bin/multiwatch \
+		/usr/bin/systemd-socket-activate \
 		"$builddir/marketpay-fcgi" "$builddir/marketpayctl"; do
 		[ -x "$bin" ] || die "$bin is missing (dev/test and dev/run install and build everything)"
 	done
@@ -322,6 +338,8 @@ stop() {
 		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/webhookd.pid"
 	fi
+	# MP_POOL=systemd: the holder starts no pool again once pool.stop exists.
+	[ -f "$dir/holder.pid" ] && touch "$dir/pool.stop"
 	if [ -f "$dir/pool.pid" ]; then
 		pid=$(cat "$dir/pool.pid")
 		kill -TERM "$pid" 2>/dev/null || true
@@ -329,6 +347,11 @@ stop() {
 		# Workers orphaned by a multiwatch that died are still in its process group.
 		kill -TERM -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/pool.pid"
+	fi
+	if [ -f "$dir/holder.pid" ]; then
+		pid=$(cat "$dir/holder.pid")
+		wait_for 10 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
+		rm -f "$dir/holder.pid"
 	fi
 	if [ -f "$dir/pg/data/postmaster.pid" ]; then
 		as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
