@@ -12,6 +12,12 @@
 #include "log.h"
 #include "pool.h"
 
+/* What the pool takes synchronously (sigtimedwait); a worker starts with their defaults. */
+static const int pool_signals[] = {
+	SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
+};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
 struct worker {
 	pid_t pid;		/* 0: a free slot */
 	unsigned gen;		/* the reload that started it */
@@ -82,6 +88,7 @@ spawn(struct pool *p)
 {
 	struct worker *w = free_slot(p);
 	sigset_t none;
+	size_t i;
 	pid_t pid;
 
 	if (w == NULL || (pid = fork()) < 0) {
@@ -90,6 +97,8 @@ spawn(struct pool *p)
 	}
 	if (pid == 0) {
 		/* The worker sets its own signal handling and opens its own log. */
+		for (i = 0; i < NELEM(pool_signals); i++)
+			signal(pool_signals[i], SIG_DFL);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		log_close();
@@ -178,19 +187,15 @@ pool_run(int nworkers, const struct pool_hooks *hooks)
 	struct pool p = { .nworkers = nworkers, .hooks = hooks };
 	struct timespec tick = { 0, 200 * 1000 * 1000 };
 	sigset_t set;
+	size_t i;
 	int sig;
 
 	if (hooks->load(hooks->ctx) != 0)
 		return 1;
 	/* Taken synchronously below, never by a handler. */
 	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGUSR1);
-	sigaddset(&set, SIGUSR2);
+	for (i = 0; i < NELEM(pool_signals); i++)
+		sigaddset(&set, pool_signals[i]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	log_msg(LOG_LVL_INFO, NULL, "pool: %d workers; SIGHUP reloads, SIGTERM stops", nworkers);
 	for (;;) {
