@@ -21,7 +21,8 @@
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
 # MP_POOL=systemd (the pool as the systemd units run it: marketpay-fcgi --workers on a socket
 # systemd-socket-activate holds across its restarts, tests/pool-holder.sh; pool.pid is the
-# pool's, holder.pid the socket holder's; default: spawn-fcgi + multiwatch).
+# pool's, holder.pid the socket holder's; pool-stop and pool-start are for the default
+# pool, spawn-fcgi + multiwatch: the holder starts a stopped pool again, as systemd would).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -255,7 +256,7 @@ start_pool() {
 	if [ "${MP_POOL:-}" = systemd ]; then
 		# systemd-socket-activate starts the holder at the first connection, as systemd
 		# starts a socket-activated service: the health check in start is that connection.
-		(exec setsid systemd-socket-activate -l "$dir/fcgi.sock" -- \
+		(exec setsid systemd-socket-activate -l "$dir/fcgi.sock" -- /bin/bash \
 			"$here/pool-holder.sh" "$dir" "$builddir/marketpay-fcgi" --workers "$workers" \
 			-c "$dir/worker.conf") </dev/null >>"$dir/fcgi.log" 2>&1 &
 		echo $! >"$dir/holder.pid"
