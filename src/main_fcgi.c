@@ -66,18 +66,14 @@ usage(void)
 	exit(2);
 }
 
-/* Reads the configuration into cfg and opens the log it names. 0, or -1 said on stderr. */
+/* Reads the configuration into cfg and opens the log it names. 0, or -1 with err set. */
 static int
-load(const struct opts *o, struct config *cfg)
+load(const struct opts *o, struct config *cfg, char *err, size_t errlen)
 {
-	char err[512];
 	int v;
 
-	if (config_load(cfg, o->path, err, sizeof(err)) != 0) {
-		fprintf(stderr, "marketpay-fcgi: %s\n", err);
-		log_msg(LOG_LVL_ERROR, NULL, "%s", err);
+	if (config_load(cfg, o->path, err, errlen) != 0)
 		return -1;
-	}
 	log_close();
 	if (log_open("marketpay-fcgi", cfg->log_file, cfg->log_level) != 0)
 		fprintf(stderr, "marketpay-fcgi: cannot open log %s; using stderr\n",
@@ -87,13 +83,19 @@ load(const struct opts *o, struct config *cfg)
 	return 0;
 }
 
-/* The pool's check at start and at each reload: the configuration loads. */
+/*
+ * The pool's check at start and at each reload: the configuration loads. Why not is
+ * logged: on stderr at start, in the log the pool has at a reload.
+ */
 static int
 pool_load(void *ctx)
 {
 	struct config cfg = { 0 };
-	int rc = load(ctx, &cfg);
+	char err[512];
+	int rc = load(ctx, &cfg, err, sizeof(err));
 
+	if (rc != 0)
+		log_msg(LOG_LVL_ERROR, NULL, "%s", err);
 	config_free(&cfg);
 	return rc;
 }
@@ -107,11 +109,12 @@ worker(void *ctx)
 	struct app app = { 0 };
 	struct fcgi *f = NULL;
 	struct req *req;
-	char epath[256], emethod[32];
+	char err[512], epath[256], emethod[32];
 	sigset_t stops;
 	int rc = 1;
 
-	if (load(o, &app.cfg) != 0) {
+	if (load(o, &app.cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "marketpay-fcgi: %s\n", err);
 		config_free(&app.cfg);
 		return 1;
 	}
