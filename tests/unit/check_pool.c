@@ -40,6 +40,17 @@ listener(char *dir, size_t dirlen)
 	return fd;
 }
 
+/* Removes what listener made (the socket stays open). */
+static void
+drop(const char *dir)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "%s/s", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void
 set_listen_env(long pid, const char *fds)
 {
@@ -71,6 +82,7 @@ START_TEST(test_adopt_systemd)
 	ck_assert_ptr_null(getenv("LISTEN_PID"));
 	ck_assert_ptr_null(getenv("LISTEN_FDS"));
 	ck_assert_ptr_null(getenv("LISTEN_FDNAMES"));
+	drop(dir);
 }
 END_TEST
 
@@ -84,6 +96,7 @@ START_TEST(test_adopt_stdin)
 	set_listen_env((long)getpid() + 1, "1");
 	ck_assert_int_eq(pool_adopt_socket(), 0);
 	ck_assert_str_eq(getenv("LISTEN_FDS"), "1");
+	drop(dir);
 }
 END_TEST
 
@@ -103,6 +116,7 @@ START_TEST(test_adopt_refused)
 	ck_assert_int_eq(dup2(fd, 3), 3);
 	set_listen_env((long)getpid(), "2");
 	ck_assert_int_eq(pool_adopt_socket(), -1);
+	drop(dir);
 }
 END_TEST
 
