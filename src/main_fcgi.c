@@ -10,7 +10,14 @@
 #include "app.h"
 #include "fcgi.h"
 #include "log.h"
+#include "pool.h"
 #include "route.h"
+
+/* What the command line said; the pool hands it to every worker it starts. */
+struct opts {
+	const char *path;	/* -c, or NULL: MARKETPAY_CONFIG or the default */
+	int verbose;		/* -v, repeated */
+};
 
 static volatile sig_atomic_t stopping;
 
@@ -55,43 +62,62 @@ elapsed_ms(const struct timespec *start)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config] | -V\n");
+	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config] [-w workers] | -V\n");
 	exit(2);
 }
 
-int
-main(int argc, char **argv)
+/* Reads the configuration into cfg and opens the log it names. 0, or -1 with err set. */
+static int
+load(const struct opts *o, struct config *cfg, char *err, size_t errlen)
 {
-	static const struct option longopts[] = {
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
+	int v;
+
+	if (config_load(cfg, o->path, err, errlen) != 0)
+		return -1;
+	log_close();
+	if (log_open("marketpay-fcgi", cfg->log_file, cfg->log_level) != 0)
+		fprintf(stderr, "marketpay-fcgi: cannot open log %s; using stderr\n",
+		    cfg->log_file);
+	for (v = o->verbose; v > 0; v--)
+		log_more();
+	return 0;
+}
+
+/*
+ * The pool's check at start and at each reload: the configuration loads. Why not is
+ * logged: on stderr at start, in the log the pool has at a reload.
+ */
+static int
+pool_load(void *ctx)
+{
+	struct config cfg = { 0 };
+	char err[512];
+	int rc = load(ctx, &cfg, err, sizeof(err));
+
+	if (rc != 0)
+		log_msg(LOG_LVL_ERROR, NULL, "%s", err);
+	config_free(&cfg);
+	return rc;
+}
+
+/* One worker: serves requests on fd 0 until a stop signal; returns the exit status. */
+static int
+worker(void *ctx)
+{
+	const struct opts *o = ctx;
+	const char *path = o->path;
 	struct app app = { 0 };
 	struct fcgi *f = NULL;
 	struct req *req;
-	const char *path = NULL;
 	char err[512], epath[256], emethod[32];
 	sigset_t stops;
-	int ch, verbose = 0, rc = 1;
+	int rc = 1;
 
-	while ((ch = getopt_long(argc, argv, "c:vV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'c': path = optarg; break;
-		case 'V': printf("marketpay-fcgi %s\n", PACKAGE_VERSION); exit(0);
-		case 'v': verbose++; break;
-		default: usage();
-		}
-	}
-	if (config_load(&app.cfg, path, err, sizeof(err)) != 0) {
+	if (load(o, &app.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "marketpay-fcgi: %s\n", err);
 		config_free(&app.cfg);
 		return 1;
 	}
-	if (log_open("marketpay-fcgi", app.cfg.log_file, app.cfg.log_level) != 0)
-		fprintf(stderr, "marketpay-fcgi: cannot open log %s; using stderr\n",
-		    app.cfg.log_file);
-	while (verbose-- > 0)
-		log_more();
 	/* Not the database string: it may hold a password. */
 	log_msg(LOG_LVL_DEBUG, NULL, "config %s: environment=%s checkout_base_url=%s "
 	    "max_body_bytes=%ld max_items=%ld max_vendors=%ld timezone=%s",
@@ -162,4 +188,45 @@ out:
 	config_free(&app.cfg);
 	log_close();
 	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { NULL, 0 };
+	struct pool_hooks hooks = { pool_load, worker, &o };
+	char *end;
+	long workers = 0;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "c:vVw:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': o.path = optarg; break;
+		case 'V': printf("marketpay-fcgi %s\n", PACKAGE_VERSION); exit(0);
+		case 'v': o.verbose++; break;
+		case 'w':
+			workers = strtol(optarg, &end, 10);
+			if (*end != '\0' || workers < 1 || workers > 1024)
+				usage();
+			break;
+		default: usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	/*
+	 * The listening socket: from systemd (LISTEN_FDS) or spawn-fcgi (fd 0). A lone worker
+	 * says what is wrong after its configuration is read, as it always did (fcgi_new).
+	 */
+	if (pool_adopt_socket() != 0 && workers > 0) {
+		fprintf(stderr, "marketpay-fcgi: startup failed (is stdin a FastCGI socket? "
+		    "start it with spawn-fcgi or from its systemd socket unit)\n");
+		return 1;
+	}
+	return workers > 0 ? pool_run((int)workers, &hooks) : worker(&o);
 }

@@ -24,7 +24,11 @@
 # MP_DATABASE (a libpq connection string without user=, of a database run elsewhere, such as
 # tests/ha/cluster.sh's "service=marketpay": the stack starts no PostgreSQL and uses that
 # one; its stack.env sets no PGHOST and PGPORT, and passes on the caller's PGSERVICEFILE and
-# PGSERVICE, which the stack's programs inherit too).
+# PGSERVICE, which the stack's programs inherit too),
+# MP_POOL=systemd (the pool as the systemd units run it: marketpay-fcgi --workers on a socket
+# systemd-socket-activate holds across its restarts, tests/pool-holder.sh; pool.pid is the
+# pool's, holder.pid the socket holder's; pool-stop and pool-start are for the default
+# pool, spawn-fcgi + multiwatch: the holder starts a stopped pool again, as systemd would).
 #
 #   tests/stack.sh pg-access DIR     writes only DIR/pg_hba.conf and DIR/pg_ident.conf, the
 #                                    stack's access rules (tests/ha/cluster.sh's nodes use them)
@@ -282,7 +286,19 @@ start_pool() { # start_pool DIR [N]
 	local dir=$1 workers=${MP_WORKERS:-4} user=() sock
 	sock=$(pool_sock "$dir" "${2:-1}")
 	[ "$(id -u)" = 0 ] && user=(-u nobody -g nogroup)
-	rm -f "$sock"
+	rm -f "$sock" "$dir/pool.stop"
+	if [ "${MP_POOL:-}" = systemd ]; then
+		# systemd-socket-activate starts the holder at the first connection, as systemd
+		# starts a socket-activated service: the health check in start is that connection.
+		(exec setsid systemd-socket-activate -l "$sock" -- /bin/bash \
+			"$here/pool-holder.sh" "$dir" "$builddir/marketpay-fcgi" --workers "$workers" \
+			-c "$dir/worker.conf") </dev/null >>"$dir/fcgi.log" 2>&1 &
+		echo $! >"$dir/holder.pid"
+		wait_for 10 test -S "$sock" || { cat "$dir/fcgi.log" >&2; die "no socket"; }
+		# The socket unit's SocketMode= is 0660 for www-data; here any local user, as -M 0666.
+		chmod 666 "$sock"
+		return 0
+	fi
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
 	# respawns crashed workers and turns SIGTERM into a graceful stop.
 	setsid spawn-fcgi -n -s "$sock" -M 0666 "${user[@]}" -- \
@@ -304,6 +320,7 @@ start_webhookd() {
 start() {
 	local dir=$1 port=${2:-}
 	for bin in "$pgbin/initdb" /usr/sbin/nginx /usr/bin/spawn-fcgi /usr/bin/multiwatch \
+		/usr/bin/systemd-socket-activate \
 		"$builddir/marketpay-fcgi" "$builddir/marketpayctl"; do
 		[ -x "$bin" ] || die "$bin is missing (dev/test and dev/run install and build everything)"
 	done
@@ -362,6 +379,8 @@ stop() {
 		wait_for 15 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
 		rm -f "$dir/webhookd.pid"
 	fi
+	# MP_POOL=systemd: the holder starts no pool again once pool.stop exists.
+	[ -f "$dir/holder.pid" ] && touch "$dir/pool.stop"
 	for f in "$dir"/pool.pid "$dir"/pool[0-9]*.pid; do
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
@@ -371,6 +390,11 @@ stop() {
 		kill -TERM -- "-$pid" 2>/dev/null || true
 		rm -f "$f"
 	done
+	if [ -f "$dir/holder.pid" ]; then
+		pid=$(cat "$dir/holder.pid")
+		wait_for 10 bash -c "! kill -0 $pid" || kill -KILL -- "-$pid" 2>/dev/null || true
+		rm -f "$dir/holder.pid"
+	fi
 	if [ -f "$dir/pg/data/postmaster.pid" ]; then
 		as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi

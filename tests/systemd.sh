@@ -21,7 +21,7 @@ for f in "$srcdir"/systemd/*@.*; do
 		-e "s|/usr/bin/marketpayctl|$builddir/marketpayctl|" "$f" >"$dir/$inst"
 	units+=("$dir/$inst")
 done
-[ ${#units[@]} -ge 4 ] || bail "systemd: expected at least 4 unit templates"
+[ ${#units[@]} -ge 5 ] || bail "systemd: expected at least 5 unit templates"
 # All together: a timer is verified with the service it starts.
 out=$(cd "$dir" && systemd-analyze verify --man=no "${units[@]}" 2>&1) || true
 [ -z "$out" ] || echo "$out" >&2
@@ -42,4 +42,19 @@ check "marketpay-purge@.service runs marketpayctl purge" \
 	grep -qx 'ExecStart=/usr/bin/marketpayctl -c /etc/marketpay/%i.conf purge' "$purge"
 check "marketpay-purge@.service runs as the workers' role" grep -qx 'Environment=PGUSER=mp_worker' \
 	"$purge"
+# The pool: systemd holds its socket (a restart refuses no connection) and passes it on;
+# reload is SIGHUP to the pool, which starts new workers (tests/restart.sh runs both).
+fsock="$srcdir/systemd/marketpay-fcgi@.socket"
+fsvc="$srcdir/systemd/marketpay-fcgi@.service"
+check "marketpay-fcgi@.socket listens on /run/marketpay/%i.sock" \
+	grep -qx 'ListenStream=/run/marketpay/%i.sock' "$fsock"
+check "marketpay-fcgi@.socket: nginx's www-data may connect, nobody else" bash -c \
+	"grep -qx 'SocketGroup=www-data' '$fsock' && grep -qx 'SocketMode=0660' '$fsock'"
+check "marketpay-fcgi@.service requires its socket" \
+	grep -qx 'Requires=marketpay-fcgi@%i.socket' "$fsvc"
+check "marketpay-fcgi@.service runs the pool on the inherited socket" grep -qx \
+	'ExecStart=/usr/sbin/marketpay-fcgi --workers ${WORKERS} -c /etc/marketpay/%i.conf' "$fsvc"
+check "marketpay-fcgi@.service: reload is SIGHUP to the pool" \
+	grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$fsvc"
+check "marketpay-fcgi@.service binds no socket of its own" bash -c "! grep -q spawn-fcgi '$fsvc'"
 finish

@@ -1,0 +1,226 @@
+/* The supervisor of marketpay-fcgi --workers N: start, respawn, reload and stop workers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pool.h"
+
+/* What the pool takes synchronously (sigtimedwait); a worker starts with their defaults. */
+static const int pool_signals[] = {
+	SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2,
+};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+struct worker {
+	pid_t pid;		/* 0: a free slot */
+	unsigned gen;		/* the reload that started it */
+	time_t started;		/* CLOCK_MONOTONIC seconds */
+};
+
+struct pool {
+	struct worker *w;
+	size_t cap;
+	unsigned gen;		/* the workers of this generation serve; older ones drain */
+	int nworkers;
+	int stopping;
+	time_t respawn_at;	/* no worker is started before this (a crash loop's pause) */
+	const struct pool_hooks *hooks;
+};
+
+static time_t
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec;
+}
+
+int
+pool_adopt_socket(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int accepting = 0, fl;
+	socklen_t len = sizeof(accepting);
+
+	if (pid != NULL && strtol(pid, NULL, 10) == (long)getpid()) {
+		if (fds == NULL || strcmp(fds, "1") != 0 || dup2(3, 0) < 0)
+			return -1;
+		close(3);
+		unsetenv("LISTEN_PID");
+		unsetenv("LISTEN_FDS");
+		unsetenv("LISTEN_FDNAMES");
+	}
+	if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting)
+		return -1;
+	/* libfcgi's accept must block: a socket passed non-blocking would make workers spin. */
+	if ((fl = fcntl(0, F_GETFL)) < 0 || fcntl(0, F_SETFL, fl & ~O_NONBLOCK) < 0)
+		return -1;
+	return 0;
+}
+
+static struct worker *
+free_slot(struct pool *p)
+{
+	struct worker *w;
+	size_t i;
+
+	for (i = 0; i < p->cap; i++)
+		if (p->w[i].pid == 0)
+			return &p->w[i];
+	if ((w = realloc(p->w, (p->cap + 8) * sizeof(*w))) == NULL)
+		return NULL;
+	memset(w + p->cap, 0, 8 * sizeof(*w));
+	p->w = w;
+	p->cap += 8;
+	return &p->w[p->cap - 8];
+}
+
+static int
+spawn(struct pool *p)
+{
+	struct worker *w = free_slot(p);
+	sigset_t none;
+	size_t i;
+	pid_t pid;
+
+	if (w == NULL || (pid = fork()) < 0) {
+		log_msg(LOG_LVL_ERROR, NULL, "pool: cannot start a worker: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* The worker sets its own signal handling and opens its own log. */
+		for (i = 0; i < NELEM(pool_signals); i++)
+			signal(pool_signals[i], SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		log_close();
+		exit(p->hooks->worker(p->hooks->ctx));
+	}
+	w->pid = pid;
+	w->gen = p->gen;
+	w->started = now_s();
+	return 0;
+}
+
+static int
+count(const struct pool *p, int current_only)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < p->cap; i++)
+		if (p->w[i].pid != 0 && (!current_only || p->w[i].gen == p->gen))
+			n++;
+	return n;
+}
+
+static void
+signal_workers(struct pool *p, int all)
+{
+	size_t i;
+
+	for (i = 0; i < p->cap; i++)
+		if (p->w[i].pid != 0 && (all || p->w[i].gen != p->gen))
+			kill(p->w[i].pid, SIGTERM);
+}
+
+/* Collects the workers that exited; one that was not asked to is logged, with how. */
+static void
+reap(struct pool *p)
+{
+	struct worker *w;
+	pid_t pid;
+	size_t i;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		for (i = 0, w = NULL; i < p->cap && w == NULL; i++)
+			if (p->w[i].pid == pid)
+				w = &p->w[i];
+		if (w == NULL)
+			continue;
+		w->pid = 0;
+		if (p->stopping || w->gen != p->gen)
+			continue;
+		if (WIFSIGNALED(st))
+			log_msg(LOG_LVL_WARN, NULL, "pool: worker pid=%ld killed by signal %d; "
+			    "starting another", (long)pid, WTERMSIG(st));
+		else
+			log_msg(LOG_LVL_WARN, NULL, "pool: worker pid=%ld exited with status %d; "
+			    "starting another", (long)pid, WEXITSTATUS(st));
+		/* A worker that cannot even start would otherwise be forked in a tight loop. */
+		if (now_s() - w->started < 1)
+			p->respawn_at = now_s() + 1;
+	}
+}
+
+static void
+reload(struct pool *p)
+{
+	int i;
+
+	if (p->hooks->load(p->hooks->ctx) != 0) {
+		log_msg(LOG_LVL_ERROR, NULL, "pool: reload refused (configuration above); the "
+		    "workers keep serving with the one they have");
+		return;
+	}
+	p->gen++;
+	for (i = 0; i < p->nworkers; i++)
+		spawn(p);
+	/* The new workers accept on the same socket already; the old finish and exit. */
+	signal_workers(p, 0);
+	log_msg(LOG_LVL_INFO, NULL, "pool: reloaded: %d new workers; the old ones finish the "
+	    "request in hand and exit", p->nworkers);
+}
+
+int
+pool_run(int nworkers, const struct pool_hooks *hooks)
+{
+	struct pool p = { .nworkers = nworkers, .hooks = hooks };
+	struct timespec tick = { 0, 200 * 1000 * 1000 };
+	sigset_t set;
+	size_t i;
+	int sig;
+
+	if (hooks->load(hooks->ctx) != 0)
+		return 1;
+	/* Taken synchronously below, never by a handler. */
+	sigemptyset(&set);
+	for (i = 0; i < NELEM(pool_signals); i++)
+		sigaddset(&set, pool_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	log_msg(LOG_LVL_INFO, NULL, "pool: %d workers; SIGHUP reloads, SIGTERM stops", nworkers);
+	for (;;) {
+		reap(&p);
+		if (p.stopping && count(&p, 0) == 0)
+			break;
+		while (!p.stopping && count(&p, 1) < nworkers && now_s() >= p.respawn_at)
+			if (spawn(&p) != 0) {
+				p.respawn_at = now_s() + 1;
+				break;
+			}
+		sig = sigtimedwait(&set, NULL, &tick);
+		if (sig == SIGHUP && !p.stopping)
+			reload(&p);
+		else if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
+			if (!p.stopping)
+				log_msg(LOG_LVL_INFO, NULL, "pool: stopping; each worker finishes the "
+				    "request in hand");
+			p.stopping = 1;
+			signal_workers(&p, 1);
+		} else if (sig == SIGUSR1 || sig == SIGUSR2)
+			log_msg(LOG_LVL_WARN, NULL, "pool: signal %d ignored (SIGHUP reloads, "
+			    "SIGTERM stops)", sig);
+	}
+	log_msg(LOG_LVL_INFO, NULL, "pool: stopped");
+	free(p.w);
+	return 0;
+}
