@@ -31,7 +31,8 @@ unix_depth(int fd, unsigned *queued, unsigned *backlog)
 	struct unix_diag_msg *m;
 	struct rtattr *a;
 	ssize_t got;
-	int sk, rc = -1, len, n;
+	unsigned int n;   /* unsigned, as NLMSG_OK compares it with nlmsg_len */
+	int sk, rc = -1, len;
 
 	if (fstat(fd, &st) != 0)
 		return -1;
@@ -49,7 +50,7 @@ unix_depth(int fd, unsigned *queued, unsigned *backlog)
 	if (sendto(sk, &msg, sizeof(msg), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0 ||
 	    (got = recv(sk, &reply, sizeof(reply), 0)) < 0)
 		goto out;
-	n = (int)got;
+	n = (unsigned int)got;
 	errno = ENOENT;
 	for (h = &reply.nh; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
 		if (h->nlmsg_type == NLMSG_ERROR) {
