@@ -2,15 +2,16 @@
 # Metrics, scraped the way an operator would: starts a stack with MP_METRICS=1 (the server of
 # nginx/marketpay-metrics.conf on its own port, pointed at the stack's pool of 4 workers)
 # and MP_EDGE_LIMITS=1 (the shipped public server block). Checks doc/prometheus/ with
-# promtool (check config, check rules) and every scrape with promtool check metrics. Then,
-# over real HTTP: requests by route and status rise by exactly what was sent, summed over
-# the workers that served them; a worker killed with SIGKILL keeps its counts after
-# multiwatch respawns it, and the next requests add to them; the latency histogram's count
-# equals the route's requests; busy and idle workers while requests hang on a table lock;
-# the listen queue, with a scrape taken first from a queue the kernel holds behind it,
-# equals what is queued (ss -xl's Recv-Q) and its limit the socket's backlog; database
-# reconnects after a PostgreSQL restart, for the workers and the daemon; webhook attempts
-# delivered, retried and dead and the backlog and dead gauges from the database. The
+# promtool (check config, check rules, and test rules: tests/prometheus/alerts-test.yml) and
+# every scrape with promtool check metrics. Then, over real HTTP: requests by route and
+# status rise by exactly what was sent, summed over the workers that served them; a worker
+# killed with SIGKILL keeps its counts after multiwatch respawns it, and the next requests
+# add to them; the latency histogram's count equals the route's requests; busy and idle
+# workers while requests hang on a table lock; the listen queue, with a scrape taken first
+# from a queue the kernel holds behind it, equals what is queued (ss -xl's Recv-Q) and its
+# limit the socket's backlog; database reconnects after a PostgreSQL restart, for the
+# workers and the daemon; webhook attempts delivered, retried and dead and the backlog and
+# dead gauges from the database; one PIN lockout for pin_max_attempts wrong PINs. The
 # endpoint is refused from an address the server does not allow (403) and answered 404 by
 # the public server block. A real Prometheus server (Debian's) scrapes it with the sample
 # alert rules loaded: the target is up, the rules load, and its stored counter equals the
@@ -61,7 +62,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- The examples: Prometheus's configuration (its rule file pointed at the copy here) and
-# the alert rules.
+# the alert rules, with their unit tests (tests/prometheus/alerts-test.yml).
 sed "s|/etc/prometheus/marketpay-alerts.yml|$dir/marketpay-alerts.yml|" \
 	"$srcdir/doc/prometheus/marketpay-scrape.yml" >"$dir/scrape.yml"
 cp "$srcdir/doc/prometheus/marketpay-alerts.yml" "$dir/"
@@ -69,6 +70,9 @@ check "promtool check config doc/prometheus/marketpay-scrape.yml" \
 	promtool check config "$dir/scrape.yml"
 check "promtool check rules doc/prometheus/marketpay-alerts.yml" \
 	promtool check rules "$dir/marketpay-alerts.yml"
+cp "$srcdir/tests/prometheus/alerts-test.yml" "$dir/"
+check "promtool test rules: each alert fires on its figures, and only then" \
+	promtool test rules "$dir/alerts-test.yml"
 
 "$stack" start "$sdir" >/dev/null
 # shellcheck disable=SC1091
