@@ -53,6 +53,7 @@ struct config {
 	long expire_interval;      /* seconds between marketpay-webhookd's expiry sweeps */
 	long retention_events_days; /* marketpayctl purge: settled webhook events older go */
 	long retention_sessions_days; /* marketpayctl purge: unpaid ended sessions older go */
+	char *metrics_dir;         /* the metrics files (metrics.h); "" = no metrics */
 };
 
 enum config_kind {

@@ -5,6 +5,7 @@
 
 #include "db.h"
 #include "log.h"
+#include "metrics.h"
 
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -32,6 +33,8 @@ struct db {
 	const char *reqid;
 	const char *environment; /* the configured one, checked against the database's */
 	char application[64];    /* application_name unless conninfo sets one; "" = none */
+	bool connected;          /* a connection was made before: the next one is a reconnect */
+	size_t reconnect_metric; /* the counter of reconnects (metrics.h); SIZE_MAX = none */
 	char *error;        /* libpq's message of the last failure; NULL: none */
 	char sqlstate[6];   /* its SQLSTATE */
 	char detail[64];    /* its DETAIL */
@@ -45,6 +48,7 @@ db_new(const char *conninfo)
 
 	if (db == NULL)
 		return NULL;
+	db->reconnect_metric = SIZE_MAX;
 	if ((db->conninfo = strdup(conninfo)) == NULL) {
 		free(db);
 		return NULL;
@@ -93,6 +97,12 @@ db_set_application(struct db *db, const char *program)
 		    db->environment);
 	else
 		snprintf(db->application, sizeof(db->application), "%s", program);
+}
+
+void
+db_set_reconnect_metric(struct db *db, size_t counter)
+{
+	db->reconnect_metric = counter;
 }
 
 void
@@ -231,6 +241,9 @@ db_connect(struct db *db)
 	if (prepare_all(db) != 0 || db_environment_check(db, db->environment) != 0 ||
 	    (db->on_connect != NULL && db->on_connect(db, db->arg) != 0))
 		goto fail;
+	if (db->connected && db->reconnect_metric != SIZE_MAX)
+		metrics_add(db->reconnect_metric, 1);
+	db->connected = true;
 	return ERR_OK;
 fail:
 	drop(db);

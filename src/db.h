@@ -67,6 +67,9 @@ void db_set_environment(struct db *db, const char *environment);
  */
 void db_set_application(struct db *db, const char *program);
 
+/* Each connection made after the first adds 1 to this process's counter (metrics.h). */
+void db_set_reconnect_metric(struct db *db, size_t counter);
+
 /*
  * On (the default): failures and server notices go to the log. Off: nothing is logged and
  * the caller reports db_error itself (marketpayctl talks to its operator on stderr). The

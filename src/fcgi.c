@@ -138,6 +138,9 @@ fcgi_read(struct fcgi *f, long max_body)
 	req->authorization = param(f, "HTTP_AUTHORIZATION");
 	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
 	req->accept = param(f, "HTTP_ACCEPT");
+	/* Set by the server's configuration only: a client's headers arrive as HTTP_*. */
+	q = FCGX_GetParam("MARKETPAY_METRICS", f->r.envp);
+	req->metrics_allowed = q != NULL && strcmp(q, "1") == 0;
 	rid = FCGX_GetParam("REQUEST_ID", f->r.envp);
 	req->request_id = rid != NULL && rid[0] != '\0' && strlen(rid) <= 64 &&
 	    strspn(rid, "0123456789abcdefABCDEF-") == strlen(rid) ? strdup(rid) : new_request_id();

@@ -10,6 +10,7 @@
 #include "app.h"
 #include "fcgi.h"
 #include "log.h"
+#include "metrics_worker.h"
 #include "pool.h"
 #include "route.h"
 
@@ -145,6 +146,7 @@ worker(void *ctx)
 	    (app.pin_public_pem = crypto_pkey_public_pem(app.pin_key)) == NULL)
 		log_msg(LOG_LVL_WARN, NULL, "pin_key_file %s: no RSA private key; multi-vendor "
 		    "transfers are unavailable", app.cfg.pin_key_file);
+	metrics_worker_attach(&app);
 	db_ready(app.db);
 	log_msg(LOG_LVL_INFO, NULL, "worker ready");
 	for (;;) {
@@ -163,9 +165,11 @@ worker(void *ctx)
 			fcgi_finish(f, &oom);
 			continue;
 		}
+		metrics_worker_begin();
 		db_set_reqid(app.db, req->request_id);
 		route_dispatch(&app, req);
 		fcgi_finish(f, req);
+		metrics_worker_end(req);
 		log_msg(req->status >= 500 ? LOG_LVL_WARN : LOG_LVL_INFO, req->request_id,
 		    "%s %s status=%d dur_ms=%.1f merchant=%lld",
 		    log_escape(req->method, emethod, sizeof(emethod)),

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "metrics_delivery.h"
 #include "webhook.h"
 #include "webhook_expire.h"
 
@@ -134,6 +135,7 @@ sender(const struct config *cfg, bool sweeper)
 	struct webhook *w;
 	char err[512];
 
+	metrics_delivery_attach(cfg);
 	if (sender_signals() != 0 || (w = webhook_new(cfg, err, sizeof(err))) == NULL) {
 		log_msg(LOG_LVL_ERROR, NULL, "sender: %s", wake_pipe[0] < 0 ? strerror(errno) :
 		    err);

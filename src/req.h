@@ -57,9 +57,11 @@ struct req {
 	char *body;            /* NUL-terminated; body_len excludes the NUL */
 	size_t body_len;
 	struct timespec start;
+	bool metrics_allowed;  /* nginx's metrics location sent MARKETPAY_METRICS=1 */
 
 	/* set by routing and auth */
 	char param[80];        /* the path's parameter; "" = none, or too long for any id */
+	size_t route;          /* 1 + the route's index in the table; 0 = none matched */
 	int64_t merchant_id;   /* 0 = not authenticated */
 	char merchant[24];     /* merchant_id in decimal, for SQL parameters ("" = none) */
 	bool keep_on_refusal;  /* a refusal's writes (PIN attempts) commit: see idem_end */

@@ -13,6 +13,7 @@
 #include "idem.h"
 #include "json.h"
 #include "lists.h"
+#include "metrics_worker.h"
 #include "refund.h"
 #include "reversal.h"
 #include "route.h"
@@ -83,6 +84,8 @@ static const struct route routes[] = {
 	{ "GET",  "/api/v1/payment/pin-public-key", false, "", DENY_TRANSFER, NULL, NULL, false,
 	  settle_pin_public_key, false },
 	{ "GET",  "/api/v1/health", false, "", NULL, NULL, NULL, false, health_get, false },
+	/* Only where nginx's metrics location passes it (marketpay-fcgi(8), METRICS). */
+	{ "GET",  "/metrics", false, "", NULL, NULL, NULL, false, metrics_get, false },
 	{ "GET",  "/checkout/", true, "", NULL, NULL, NULL, false, checkout_get, false },
 	{ "POST", "/checkout/", true, "", NULL, FORM, NULL, false, checkout_post, false },
 };
@@ -232,6 +235,7 @@ route_dispatch(struct app *app, struct req *req)
 		return;
 	}
 	memcpy(req->param, param, sizeof(req->param));
+	req->route = (size_t)(found - routes) + 1;
 	if (found->deny != NULL) {
 		if (!db_ready(app->db)) {
 			req_fail_err(req, ERR_UNAVAILABLE);

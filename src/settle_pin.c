@@ -6,6 +6,7 @@
 #include "crypto.h"
 #include "json.h"
 #include "log.h"
+#include "metrics_worker.h"
 #include "settle_pin.h"
 
 #define HOW "encrypt \"PIN:UNIX_TIME:NONCE\" with RSA-OAEP (SHA-256, MGF1 SHA-256) to the " \
@@ -87,6 +88,7 @@ settle_pin_refused(struct req *req, PGresult *r)
 	else if (strcmp(outcome, "wrong_pin") == 0 && PQgetisnull(r, 0, TRANSFER_SEND_LOCKED_UNTIL))
 		req_fail(req, 400, "invalid PIN");
 	else if (strcmp(outcome, "wrong_pin") == 0) {
+		metrics_worker_pin_lockout();
 		locked(req, "invalid PIN; ", until, seconds);
 		if (until[0] == '\0')
 			log_msg(LOG_LVL_WARN, req->request_id, "the transfer PIN of merchant %lld is "

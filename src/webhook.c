@@ -13,6 +13,7 @@
 #include "crypto.h"
 #include "db.h"
 #include "log.h"
+#include "metrics_delivery.h"
 #include "pgarray.h"
 #include "webhook.h"
 #include "webhook_post.h"
@@ -99,6 +100,7 @@ webhook_new(const struct config *cfg, char *err, size_t errlen)
 	db_set_environment(w->db, config_env_name(cfg));
 	db_set_application(w->db, "marketpay-webhookd");
 	db_set_on_connect(w->db, listen_events, w);
+	db_set_reconnect_metric(w->db, MD_DB_RECONNECTS);
 	if (webhook_schedule_parse(cfg->webhook_retry_schedule, &w->schedule, err, errlen) != 0)
 		goto fail;
 	if (crypto_load_key(cfg->secrets_key_file, w->key) != 0) {
@@ -368,7 +370,12 @@ log_outcome(const struct flight *f)
 
 	if (strcmp(f->result, "retry") == 0)
 		snprintf(next, sizeof(next), " retry_in=%lds", f->delay);
-	log_msg(f->ok ? LOG_LVL_INFO : LOG_LVL_WARN, NULL,
+	/*
+	 * A delivery is counted (marketpay_webhook_attempts_total, the duration histogram)
+	 * and logged only at debug: at 1,500 events a second an info line each would be
+	 * gigabytes a day. A failure stays a warning: someone may have to act on it.
+	 */
+	log_msg(f->ok ? LOG_LVL_DEBUG : LOG_LVL_WARN, NULL,
 	    "webhook event=%s merchant=%s attempt=%d http=%ld result=%s dur_ms=%ld%s%s%s",
 	    f->id, f->merchant, f->attempts + 1, f->res.http_status, f->result,
 	    f->res.duration_ms, next, f->res.error[0] ? " error=" : "",
@@ -421,6 +428,7 @@ record(struct webhook *w)
 		goto out;
 	PQclear(r);
 	for (i = 0; i < w->ndone; i++) {
+		metrics_delivery_done(w->done[i]->result, w->done[i]->res.duration_ms);
 		log_outcome(w->done[i]);
 		flight_free(w->done[i]);
 	}

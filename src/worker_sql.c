@@ -135,4 +135,6 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_SECRET_ROTATE: $1 merchant, $2 the new secret sealed (bytea hex); raises MP043;
 	 * enum secret_rotate_col */
 	{ "secret_rotate", "SELECT mp_iso(mp_rotate_webhook_secret($1::bigint, $2::bytea))" },
+	/* DB_WEBHOOK_BACKLOG: enum webhook_backlog_col */
+	{ "webhook_backlog", "SELECT pending, oldest_pending_ms, dead FROM mp_webhook_backlog()" },
 };

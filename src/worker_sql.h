@@ -34,6 +34,7 @@ enum worker_stmt {
 	DB_EVENT_GET,
 	DB_EVENT_REDELIVER,
 	DB_SECRET_ROTATE,
+	DB_WEBHOOK_BACKLOG,
 	DB_STMT__MAX
 };
 
@@ -123,6 +124,13 @@ enum list_csv_col {
 	LIST_CSV_SOURCE,
 	LIST_CSV_TRANSACTION,
 	LIST_CSV_CREATED
+};
+
+/* DB_WEBHOOK_BACKLOG: the metrics endpoint's webhook figures */
+enum webhook_backlog_col {
+	WEBHOOK_BACKLOG_PENDING,
+	WEBHOOK_BACKLOG_OLDEST_MS,
+	WEBHOOK_BACKLOG_DEAD
 };
 
 /* The workers' statement table, indexed by enum worker_stmt (for db_set_statements). */

@@ -29,7 +29,7 @@ mkdir -p "$dir/acme/.well-known/acme-challenge" "$dir/log" "$dir/tmp"
 
 # The shipped files with their paths pointed into $dir; the certificate of ENV is
 # $dir/ENV.crt and .key, present only when a check copies the test certificate there.
-for f in port80 production sandbox; do
+for f in port80 production sandbox metrics; do
 	sed -e "s|/etc/ssl/marketpay/|$dir/|" \
 		-e "s|/etc/marketpay/nginx/|$dir/|" \
 		-e "s|/var/log/nginx/|$dir/log/|" \
@@ -64,6 +64,8 @@ certs() {
 
 certs
 check "nginx -t: marketpay-port80.conf needs no certificate" nginx_t port80
+check "nginx -t: marketpay-metrics.conf needs no certificate, beside port 80" \
+	nginx_t port80 metrics
 for env in production sandbox; do
 	other=sandbox
 	[ "$env" = sandbox ] && other=production

@@ -18,6 +18,7 @@
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
 # migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
+# MP_METRICS=1 (nginx/marketpay-metrics.conf's server for this stack's pool, metrics.port),
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
 # MP_POOLS (default 1; 2: two pools, fcgi.sock and fcgi2.sock, behind one nginx upstream that
 # tries the other pool only when a connection failed, as two app hosts would be),
@@ -146,6 +147,8 @@ webhook_allow_private = 1
 # marketpay-webhookd sweeps expired sessions every second: a test that moves a session's
 # expires_at into the past sees it stored as expired, with its session.expired, at once.
 expire_interval = 1
+# The pool's and the daemon's counters (metrics.h), read by a scrape of /metrics.
+metrics_dir = $dir/metrics
 ${MP_CONF_EXTRA:-}
 CONF
 }
@@ -214,6 +217,21 @@ $(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
 		fi
 		echo "$eport" >"$dir/edge.port"
 	fi
+	# MP_METRICS=1 (tests/metrics.sh) adds nginx/marketpay-metrics.conf's server on its own
+	# port ($dir/metrics.port), its environment's location pointed at this stack's pool.
+	local metrics="" mport
+	if [ "${MP_METRICS:-0}" = 1 ]; then
+		mport=$(free_port)
+		while [ "$mport" = "$port" ] || [ "$mport" = "$rport" ]; do mport=$(free_port); done
+		metrics=$(sed -E -e '/listen \[::1\]/d' \
+			-e "s|listen 127.0.0.1:9180;|listen 127.0.0.1:$mport;|" \
+			-e "s|unix:/run/marketpay/${MP_ENVIRONMENT:-sandbox}\.sock;|unix:$dir/fcgi.sock;|" \
+			-e "s|/etc/marketpay/nginx/|$dir/nginx/|" \
+			-e "s|/var/log/nginx/|$dir/nginx/|" "$srcdir/nginx/marketpay-metrics.conf")
+		grep -q "listen 127.0.0.1:$mport;" <<<"$metrics" ||
+			die "MP_METRICS: cannot adapt the listen line of marketpay-metrics.conf"
+		echo "$mport" >"$dir/metrics.port"
+	fi
 	cat >"$dir/nginx/nginx.conf" <<CONF
 worker_processes 2;
 pid $dir/nginx/nginx.pid;
@@ -229,6 +247,7 @@ http {
     scgi_temp_path $dir/nginx/tmp/scgi;
     server_tokens off;
 $edge
+$metrics
     # The test webhook receiver logs what it got, headers and exact body, one JSON line each.
     log_format webhook escape=json '{"id":"\$http_webhook_id","timestamp":"\$http_webhook_timestamp",'
         '"signature":"\$http_webhook_signature","content_type":"\$content_type",'
@@ -332,6 +351,10 @@ start() {
 	rport=$(free_port)
 	[ -n "${MP_DATABASE:-}" ] || start_pg "$dir"
 	write_secrets "$dir"
+	# The metrics files: the workers (nobody as root) create theirs, the daemon its own, and
+	# the group (set by the directory) lets a worker read the daemon's.
+	mkdir -p "$dir/metrics"
+	if [ "$(id -u)" = 0 ]; then chown nobody:nogroup "$dir/metrics"; chmod 2750 "$dir/metrics"; fi
 	write_config "$dir" "$port"
 	"$builddir/marketpayctl" -c "$dir/marketpay.conf" db migrate >/dev/null
 	# The RSA key merchants encrypt transfer PINs to (kept across dev/run restarts).

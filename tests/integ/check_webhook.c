@@ -163,8 +163,9 @@ START_TEST(test_notify_wakes)
 	snprintf(conf, sizeof(conf), "%s", stack_file("slow-poll.conf"));
 	snprintf(log, sizeof(log), "%s", stack_file("slow-poll.log"));
 	quiet();
-	ck_assert_int_eq(sh("cp \"$MARKETPAY_CONFIG\" '%s' && echo 'webhook_poll_interval = 60'"
-	    " >> '%s'", conf, conf), 0);
+	/* At debug, so that its delivery is logged (a delivered attempt is logged at debug). */
+	ck_assert_int_eq(sh("cp \"$MARKETPAY_CONFIG\" '%s' && printf 'webhook_poll_interval = 60\\n"
+	    "log_level = debug\\n' >> '%s'", conf, conf), 0);
 	ck_assert_int_eq(kill(-a, SIGSTOP), 0);
 	b = start_daemon(conf, log);
 	ck_assert(file_has(log, "listening on marketpay_webhooks", 10000));

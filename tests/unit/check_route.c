@@ -10,6 +10,8 @@
 
 #include "app.h"
 #include "db.h"
+#include "metrics.h"
+#include "metrics_worker.h"
 #include "req.h"
 #include "route.h"
 #include "runner.h"
@@ -259,6 +261,45 @@ source_file(const char *name)
 }
 
 /*
+ * GET /metrics answers only a request nginx's metrics location sent (MARKETPAY_METRICS):
+ * to any other it is no endpoint at all. Sent, it shows the requests this worker counted,
+ * by route and status, in Prometheus's text format, without a database too.
+ */
+START_TEST(test_metrics_only_where_allowed)
+{
+	char dir[] = "/tmp/check_route.XXXXXX", file[96];
+	struct req *r;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	free(app.cfg.metrics_dir);
+	app.cfg.metrics_dir = strdup(dir);
+	metrics_worker_attach(&app);
+	r = new_req("GET", "/metrics", NULL, NULL);
+	metrics_worker_begin();
+	route_dispatch(&app, r);
+	metrics_worker_end(r);
+	ck_assert_int_eq(r->status, 404);
+	assert_fail_body(r, "no such endpoint");
+	req_free(r);
+	r = new_req("GET", "/metrics", NULL, NULL);
+	r->metrics_allowed = true;
+	route_dispatch(&app, r);
+	ck_assert_int_eq(r->status, 200);
+	ck_assert_str_eq(r->content_type_out, "text/plain; version=0.0.4; charset=utf-8");
+	ck_assert_msg(strstr(r->resp, "\nmarketpay_http_requests_total{method=\"GET\","
+	    "route=\"/metrics\",code=\"404\"} 1\n") != NULL, "%s", r->resp);
+	ck_assert_ptr_nonnull(strstr(r->resp, "\nmarketpay_database_up 0\n"));
+	ck_assert_ptr_nonnull(strstr(r->resp, "\nmarketpay_webhookd_senders 0\n"));
+	ck_assert_ptr_null(strstr(r->resp, "marketpay_webhook_backlog_events"));
+	req_free(r);
+	metrics_detach();
+	snprintf(file, sizeof(file), "%s/sandbox-fcgi.metrics", dir);
+	unlink(file);
+	rmdir(dir);
+}
+END_TEST
+
+/*
  * The docs follow the route table: each route has a row of the README's API table (its
  * method and path, "{id}" for a parameter, on one line), each API path is in
  * marketpay-api(7), and so is each 401 text.
@@ -305,6 +346,7 @@ route_suite(void)
 	tcase_add_loop_test(tc, test_dispatch_table, 0, (int)NELEM(cases));
 	tcase_add_test(tc, test_create_without_db);
 	tcase_add_test(tc, test_health_without_db);
+	tcase_add_test(tc, test_metrics_only_where_allowed);
 	tcase_add_test(tc, test_docs_follow_routes);
 	suite_add_tcase(s, tc);
 	return s;
