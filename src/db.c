@@ -326,6 +326,18 @@ classify(struct db *db, PGresult *r, const char *what)
 		drop(db);
 		return ERR_UNAVAILABLE;
 	}
+	/*
+	 * A node that is not, or no longer, the primary refuses writes (25006: after a failover
+	 * the old primary until it is demoted, marketpay-ha(7)), and one shutting down says so
+	 * (57P01-57P03). Nothing was done: a 503, and the next request connects afresh, to
+	 * whichever node target_session_attrs=read-write finds the primary then.
+	 */
+	if (strcmp(state, "25006") == 0 || strncmp(state, "57P", 3) == 0) {
+		NOTE(db, LOG_LVL_ERROR, "%.80s: the database refused (%s); reconnecting: %s", what,
+		    state, db_error(db));
+		drop(db);
+		return ERR_UNAVAILABLE;
+	}
 	if (strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
 	/* The service's own refusals (src/sqlstate.h): the caller says what they mean. */

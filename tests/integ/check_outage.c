@@ -42,6 +42,40 @@ START_TEST(test_database_outage)
 }
 END_TEST
 
+/*
+ * The database takes no writes (a demoted primary after a failover, or a standby: SQLSTATE
+ * 25006): a 503 with the usual body, nothing stored, and writes again once it takes them.
+ * It was a 500.
+ */
+START_TEST(test_read_only)
+{
+	struct http_resp r;
+	char before[32];
+	int i, ok = 0;
+
+	snprintf(before, sizeof(before), "%s", db_value("SELECT count(*) FROM payment_sessions",
+	    NULL));
+	ck_assert_int_eq(sh("psql -X -qAt -c \"ALTER SYSTEM SET default_transaction_read_only ="
+	    " on\" -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
+	usleep(300000);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
+	assert_fail(&r, 503, "temporarily unavailable");
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM payment_sessions", NULL), before);
+	ck_assert_int_eq(sh("psql -X -qAt -c 'ALTER SYSTEM RESET default_transaction_read_only'"
+	    " -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
+	for (i = 0; i < 50 && !ok; i++) {
+		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
+		ok = r.status == 200;
+		ck_assert_msg(r.status == 200 || r.status == 503, "%ld %s", r.status, r.body);
+		http_free(&r);
+		if (!ok)
+			usleep(100000);
+	}
+	ck_assert_msg(ok, "no write succeeded once the database took writes again");
+}
+END_TEST
+
 /* The pool's worker pids, newest last, as one comparable string. */
 static const char *
 worker_pids(void)
@@ -131,6 +165,7 @@ main(void)
 
 	tcase_add_test(t, test_worker_killed);
 	tcase_add_test(t, test_database_outage);
+	tcase_add_test(t, test_read_only);
 	tcase_add_test(t, test_graceful_stop);
 	return fixture_main(s, NULL, NULL);
 }
