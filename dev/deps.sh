@@ -4,7 +4,8 @@
 MP_PACKAGES="build-essential autoconf automake pkg-config libfcgi-dev libjson-c-dev
 libpq-dev libssl-dev libcurl4-openssl-dev libinih-dev check postgresql-15 nginx-light
 spawn-fcgi multiwatch mandoc curl wrk openssl chromium fonts-dejavu-core apache2 systemd jq xxd
-clang libclang-rt-14-dev llvm tzdata"
+clang libclang-rt-14-dev llvm tzdata
+gettext"
 
 mp_install_deps() {
 	local missing=() p

@@ -138,6 +138,7 @@ fcgi_read(struct fcgi *f, long max_body)
 	req->authorization = param(f, "HTTP_AUTHORIZATION");
 	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
 	req->accept = param(f, "HTTP_ACCEPT");
+	req->accept_language = param(f, "HTTP_ACCEPT_LANGUAGE");
 	rid = FCGX_GetParam("REQUEST_ID", f->r.envp);
 	req->request_id = rid != NULL && rid[0] != '\0' && strlen(rid) <= 64 &&
 	    strspn(rid, "0123456789abcdefABCDEF-") == strlen(rid) ? strdup(rid) : new_request_id();
