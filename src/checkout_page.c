@@ -22,8 +22,7 @@ checkout_page_lang(struct app *app, const struct req *req, const char *session_l
 		l = i18n_negotiate(req->accept_language);
 	if (l == NULL)
 		l = i18n_find("en");
-	i18n_use(l, app->cfg.locale_dir);
-	return l;
+	return i18n_use(l, app->cfg.locale_dir);
 }
 
 void

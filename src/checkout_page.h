@@ -13,7 +13,8 @@
 /*
  * The language of a hosted page, made current for gettext: the customer's own choice (the
  * page's ?lang= links), else the session's locale (the merchant's, NULL or "" for none),
- * else the browser's Accept-Language, else English.
+ * else the browser's Accept-Language, else English; English also when the chosen one's
+ * catalog is missing (see i18n_use).
  */
 const struct i18n_lang *checkout_page_lang(struct app *app, const struct req *req,
     const char *session_locale);

@@ -7,11 +7,13 @@
  */
 #include <ctype.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+#include <unistd.h>
 
 #include "i18n.h"
+#include "log.h"
 
 /*
  * glibc caches each translation by text domain, category and locale name, and LANGUAGE is
@@ -141,28 +143,59 @@ i18n_current(void)
 	return current;
 }
 
-void
+/* Which languages have their catalog (English always), found at the first page. */
+static bool usable[NLANGS];
+
+/*
+ * Finds the catalogs once, at the first page, and says what leaves a language in English:
+ * the sysadmin's fix. A language without its catalog is then served as English, lang="en".
+ */
+static void
+find_catalogs(const char *locale_dir, bool have_locale)
+{
+	char path[4096];
+	size_t i;
+
+	usable[0] = true;
+	if (!have_locale)
+		log_msg(LOG_LVL_WARN, NULL, "no C.UTF-8 locale: the checkout page is shown in "
+		    "English only");
+	for (i = 1; have_locale && i < NLANGS; i++) {
+		snprintf(path, sizeof(path), "%s/%s/LC_MESSAGES/%s.mo", locale_dir, langs[i].code,
+		    I18N_DOMAIN);
+		usable[i] = access(path, R_OK) == 0;
+		if (!usable[i])
+			log_msg(LOG_LVL_WARN, NULL, "no catalog %s: the checkout page is shown in "
+			    "English instead of %s (locale_dir in marketpay.conf)", path, langs[i].tag);
+	}
+}
+
+const struct i18n_lang *
 i18n_use(const struct i18n_lang *l, const char *locale_dir)
 {
+	static locale_t messages;   /* kept for the process's life, as uselocale needs */
 	static bool ready;
 
 	if (!ready) {
 		/* Only LC_MESSAGES changes, for this thread: numbers and logs stay as they were. */
-		locale_t m = newlocale(LC_MESSAGES_MASK, "C.UTF-8", (locale_t)0);
-
-		if (m != (locale_t)0)
-			uselocale(m);
+		messages = newlocale(LC_MESSAGES_MASK, "C.UTF-8", (locale_t)0);
+		if (messages != (locale_t)0)
+			uselocale(messages);
+		find_catalogs(locale_dir, messages != (locale_t)0);
 		bindtextdomain(I18N_DOMAIN, locale_dir);
 		/* Catalogs are UTF-8 and so is the page, whatever LC_CTYPE says. */
 		bind_textdomain_codeset(I18N_DOMAIN, "UTF-8");
 		ready = true;
 		current = NULL;   /* LANGUAGE may be anything the environment gave: set it */
 	}
+	if (!usable[l - langs])
+		l = &langs[0];
 	if (l == current)
-		return;
+		return l;
 	setenv("LANGUAGE", l->code, 1);
 	++_nl_msg_cat_cntr;
 	current = l;
+	return l;
 }
 
 const char *

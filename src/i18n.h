@@ -50,11 +50,12 @@ const struct i18n_lang *i18n_find(const char *code);
 const struct i18n_lang *i18n_negotiate(const char *accept_language);
 
 /*
- * Makes l the language of dgettext() in this process until the next call: catalogs from
- * locale_dir. Cheap when l is the language already in use. Never fails: without its catalog
- * a text stays English.
+ * Makes l (one of i18n_langs()) the language of dgettext() in this process until the next
+ * call, with catalogs from locale_dir (read at the first call; later calls ignore it).
+ * Returns l, or English when l's catalog is missing (logged once). Cheap when l is the
+ * language already in use. A text a catalog lacks stays English.
  */
-void i18n_use(const struct i18n_lang *l, const char *locale_dir);
+const struct i18n_lang *i18n_use(const struct i18n_lang *l, const char *locale_dir);
 
 /* The language i18n_use() made current (English before any call). */
 const struct i18n_lang *i18n_current(void);

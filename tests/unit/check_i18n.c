@@ -157,7 +157,7 @@ START_TEST(test_switch)
 	for (i = 0; i < NELEM(order); i++) {
 		const struct i18n_lang *l = i18n_find(order[i]);
 
-		i18n_use(l, dir);
+		ck_assert_ptr_eq(i18n_use(l, dir), l);
 		ck_assert_ptr_eq(i18n_current(), l);
 		for (j = 0; strcmp(want[j].code, l->code) != 0; j++)
 			;
@@ -170,6 +170,18 @@ START_TEST(test_switch)
 	i18n_use(i18n_find("ps"), dir);
 	ck_assert_str_ne(P_("title", "Pay %s"), _("Pay %s"));
 	ck_assert_str_ne(P_("title", "Pay %s"), "Pay %s");
+}
+END_TEST
+
+/* Without its catalog a language is served as English, lang and all: never a mixed page. */
+START_TEST(test_missing_catalog)
+{
+	const struct i18n_lang *l = i18n_use(i18n_find("ps"), "/nonexistent/locale");
+
+	ck_assert_str_eq(l->code, "en");
+	ck_assert_ptr_eq(i18n_current(), l);
+	ck_assert_str_eq(_("Total"), "Total");
+	ck_assert_str_eq(i18n_use(i18n_find("fa-AF"), "/nonexistent/locale")->code, "en");
 }
 END_TEST
 
@@ -198,6 +210,7 @@ main(void)
 	tcase_add_test(t, test_typed_fields);
 	tcase_add_test(t, test_number);
 	tcase_add_test(t, test_switch);
+	tcase_add_test(t, test_missing_catalog);
 	tcase_add_test(t, test_html_msg);
 	return run_suite(s);
 }
