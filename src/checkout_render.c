@@ -135,7 +135,8 @@ checkout_render_open(struct app *app, struct req *req, const struct i18n_lang *l
 {
 	const char *id = PQgetvalue(s, 0, CHECKOUT_GET_ID);
 	const char *merchant = PQgetvalue(s, 0, CHECKOUT_GET_MERCHANT);
-	char token[65], title[600], name[300];
+	/* A merchant name is at most 200 characters: 800 bytes of UTF-8, and the isolates. */
+	char token[65], title[1024], name[808];
 	struct html h = { 0 }, total = { 0 };
 
 	checkout_render_csrf(app, id, token);

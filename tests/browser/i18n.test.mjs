@@ -100,6 +100,12 @@ async function assertLanguage(page, lang) {
 	assert.equal(await page.title(), t['title\u0004Pay %s'].replace('%s',
 	    `\u2068${merchant.name}\u2069`));
 	assert.equal(await page.locator('.merchant').innerText(), merchant.name);
+	// Merchant-supplied text is isolated: its own direction, not the page's.
+	assert.equal(await page.locator('.merchant > bdi').count(), 1);
+	assert.equal(await page.locator('table.items td.name > bdi').count(),
+	    await page.locator('table.items td.name').count());
+	assert.equal(await page.locator('.merchant > bdi').evaluate(
+	    (el) => getComputedStyle(el).unicodeBidi), 'isolate');
 	assert.equal(await page.locator('table.items caption').innerText(), t.Order);
 	assert.equal(await page.locator('form.wallet h2').innerText(), t['Pay from your wallet']);
 	assert.equal((await page.locator('form.cancel button').innerText()).trim(),
@@ -111,8 +117,8 @@ async function assertLanguage(page, lang) {
 
 // In a right-to-left page the amount still reads left to right: its first digit is drawn
 // left of the currency code (the isolate holds), whatever the text around it.
-async function assertAmountLtr(page) {
-	const order = await page.locator('tr.total td bdi.amount').evaluate((el) => {
+async function assertAmountLtr(page, selector = 'tr.total td bdi.amount') {
+	const order = await page.locator(selector).evaluate((el) => {
 		const text = el.firstChild;
 		const r = document.createRange();
 		r.setStart(text, 0);
@@ -123,8 +129,8 @@ async function assertAmountLtr(page) {
 		return { first, last: r.getBoundingClientRect().left,
 		    direction: getComputedStyle(el).direction };
 	});
-	assert.equal(order.direction, 'ltr');
 	assert.ok(order.first < order.last, `amount drawn right to left: ${JSON.stringify(order)}`);
+	assert.equal(order.direction, 'ltr');
 }
 
 describe('the hosted page in each language', { timeout: TEST_TIMEOUT * 12 }, () => {
@@ -219,7 +225,7 @@ describe('the hosted page in each language', { timeout: TEST_TIMEOUT * 12 }, () 
 		});
 	}
 
-	it('the audit finds violations where there are some (its positive control)',
+	it('the audit and the amount check find faults where there are some (their controls)',
 	    { timeout: TEST_TIMEOUT }, async (t) => {
 		await withPage(browser, t, {}, async (page) => {
 			await page.setContent('<!DOCTYPE html><html><head><title>x</title></head><body>' +
@@ -228,6 +234,10 @@ describe('the hosted page in each language', { timeout: TEST_TIMEOUT * 12 }, () 
 			const found = (await audit(page)).map((v) => v.split(':')[0]).sort();
 			for (const id of ['color-contrast', 'html-has-lang', 'image-alt', 'label'])
 				assert.ok(found.includes(id), `axe did not report ${id}: ${found}`);
+			// And the amount check sees an amount scrambled in right-to-left text.
+			await page.setContent('<!DOCTYPE html><html lang="ps" dir="rtl"><body><p>' +
+			    '<span class="x">\u06f1\u06f2\u066b\u06f5\u06f0 AFN</span> ټولټال</p></body></html>');
+			await assert.rejects(assertAmountLtr(page, 'span.x'), /drawn right to left/);
 		});
 	});
 
