@@ -1,4 +1,5 @@
 # Shared by the benchmarks (sourced, not run): bench/create-session, bench/transfer,
+# bench/checkout-page,
 # bench/mixed (and through it bench/soak), bench/key-timing and bench/webhooks.
 #   here, srcdir                 bench/ and the source tree
 #   die, say                     a message prefixed with "$me: " (default bench) to stderr

@@ -6,7 +6,8 @@ libpq-dev libssl-dev libcurl4-openssl-dev libinih-dev check postgresql-15 nginx-
 spawn-fcgi multiwatch mandoc curl wrk openssl chromium fonts-dejavu-core apache2 systemd jq xxd
 clang libclang-rt-14-dev llvm tzdata
 patroni etcd-server etcd-client
-prometheus"
+prometheus
+gettext"
 
 mp_install_deps() {
 	local missing=() p

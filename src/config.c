@@ -13,6 +13,10 @@
 #define PKGDATADIR "/usr/share/marketpay"
 #endif
 
+#ifndef LOCALEDIR
+#define LOCALEDIR "/usr/share/locale"
+#endif
+
 #define OFF(f) offsetof(struct config, f)
 
 const struct config_key config_keys[] = {
@@ -29,6 +33,7 @@ const struct config_key config_keys[] = {
 	{ "log_file",            CONFIG_STR,   OFF(log_file), 0, 0, "syslog" },
 	{ "log_level",           CONFIG_STR,   OFF(log_level), 0, 0, "info" },
 	{ "sql_dir",             CONFIG_STR,   OFF(sql_dir), 0, 0, PKGDATADIR "/sql" },
+	{ "locale_dir",          CONFIG_STR,   OFF(locale_dir), 0, 0, LOCALEDIR },
 	{ "secrets_key_file",    CONFIG_STR,   OFF(secrets_key_file), 0, 0,
 	  "/etc/marketpay/secrets.key" },
 	{ "pepper_file",         CONFIG_STR,   OFF(pepper_file), 0, 0, "/etc/marketpay/pin-pepper" },

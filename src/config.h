@@ -29,6 +29,7 @@ struct config {
 	char *log_file;            /* "syslog" (default), "stderr" (or ""), else a path */
 	char *log_level;           /* error, warn, info, debug */
 	char *sql_dir;             /* migrations for marketpayctl db migrate */
+	char *locale_dir;          /* the hosted page's catalogs: LANG/LC_MESSAGES/marketpay.mo */
 	char *secrets_key_file;    /* 32 bytes: encrypts webhook signing secrets at rest */
 	char *pepper_file;         /* 32 bytes: the HMAC key of PIN digests */
 	char *pin_key_file;        /* RSA private key (PEM) merchants encrypt transfer PINs to */

@@ -138,6 +138,7 @@ fcgi_read(struct fcgi *f, long max_body)
 	req->authorization = param(f, "HTTP_AUTHORIZATION");
 	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
 	req->accept = param(f, "HTTP_ACCEPT");
+	req->accept_language = param(f, "HTTP_ACCEPT_LANGUAGE");
 	/* Set by the server's configuration only: a client's headers arrive as HTTP_*. */
 	q = FCGX_GetParam("MARKETPAY_METRICS", f->r.envp);
 	req->metrics_allowed = q != NULL && strcmp(q, "1") == 0;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "form.h"
+#include "i18n.h"
 #include "pin.h"
 #include "valid.h"
 
@@ -51,11 +52,11 @@ static const struct {
 	const char *problem;
 } shapes[] = {
 	{ "account_number", account_ok,
-	  "The account number is two capital letters and ten digits." },
-	{ "pin", pin_format_ok, "The PIN is 4 to 12 digits." },
-	{ "card_number", card_number_ok, "The card number is not valid." },
-	{ "card_expiry", card_expiry_ok, "The expiry date must be MM/YY, this month or later." },
-	{ "card_cvc", card_cvc_ok, "The security code is 3 or 4 digits." },
+	  N_("The account number is two capital letters and ten digits.") },
+	{ "pin", pin_format_ok, N_("The PIN is 4 to 12 digits.") },
+	{ "card_number", card_number_ok, N_("The card number is not valid.") },
+	{ "card_expiry", card_expiry_ok, N_("The expiry date must be MM/YY, this month or later.") },
+	{ "card_cvc", card_cvc_ok, N_("The security code is 3 or 4 digits.") },
 };
 
 static int
@@ -112,7 +113,7 @@ form_check(const char *name, const char *value)
 	size_t i;
 
 	if (!valid_utf8(value, strlen(value)))
-		return "The form holds characters that are not text. Please type it in again.";
+		return N_("The form holds characters that are not text. Please type it in again.");
 	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		if (strcmp(name, shapes[i].name) == 0)
 			return shapes[i].ok(value) ? NULL : shapes[i].problem;

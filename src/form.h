@@ -14,7 +14,8 @@ long form_get(const char *body, size_t len, const char *name, char *out, size_t 
 /*
  * Checks a decoded checkout form value before it goes anywhere: valid UTF-8 for every field,
  * and for account_number, pin, card_number, card_expiry and card_cvc their shape. Returns
- * NULL when value is fine, else what is wrong, in words for the customer.
+ * NULL when value is fine, else what is wrong, in words for the customer (English, the
+ * catalogs' key: the page shows it through _()).
  */
 const char *form_check(const char *name, const char *value);
 

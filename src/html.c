@@ -64,6 +64,26 @@ html_text(struct html *h, const char *s)
 }
 
 void
+html_msg(struct html *h, const char *msg, const char *raw)
+{
+	const char *at = strstr(msg, "%s");
+	char *head;
+
+	if (at == NULL) {
+		html_text(h, msg);
+		return;
+	}
+	if ((head = strndup(msg, (size_t)(at - msg))) == NULL) {
+		h->failed = 1;
+		return;
+	}
+	html_text(h, head);
+	free(head);
+	html_raw(h, "%s", raw);
+	html_text(h, at + 2);
+}
+
+void
 html_free(struct html *h)
 {
 	free(h->p);

@@ -16,6 +16,12 @@ void html_raw(struct html *h, const char *fmt, ...) __attribute__((format(printf
 /* Appends s with &, <, >, " and ' escaped: safe in text and in quoted attributes. */
 void html_text(struct html *h, const char *s);
 
+/*
+ * Appends a message (a catalog's text): msg escaped as html_text does, with its first "%s"
+ * replaced by raw, markup of the caller's own making (an isolated amount or name).
+ */
+void html_msg(struct html *h, const char *msg, const char *raw);
+
 /* Releases the buffer. */
 void html_free(struct html *h);
 

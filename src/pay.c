@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "i18n.h"
 #include "log.h"
 #include "pay.h"
 #include "sqlstate.h"
@@ -14,24 +15,31 @@ struct outcome_row {
 
 static const struct outcome_row outcomes[] = {
 	{ "paid", PAY_PAID, NULL },
-	{ "insufficient_funds", PAY_FAILED, "Payment declined: insufficient funds." },
+	{ "insufficient_funds", PAY_FAILED, N_("Payment declined: insufficient funds.") },
 	{ "wrong_pin", PAY_RETRY, PAY_WRONG_PIN },
-	{ "account_unusable", PAY_RETRY, "This account cannot be used for payments." },
-	{ "currency_mismatch", PAY_RETRY, "This account holds another currency." },
+	{ "account_unusable", PAY_RETRY, N_("This account cannot be used for payments.") },
+	{ "currency_mismatch", PAY_RETRY, N_("This account holds another currency.") },
 };
 
 #define NOUTCOMES (sizeof(outcomes) / sizeof(outcomes[0]))
 
+/* The lock's message, after the wrong PIN's when wrong_pin; until "" is the hard lock. */
 static void
-locked(struct pay_outcome *out, const char *prefix, const char *until)
+locked(struct pay_outcome *out, bool wrong_pin, const char *until)
 {
+	char when[20], shown[64], text[400];
+
 	out->result = PAY_RETRY;
 	if (until[0] == '\0')
-		snprintf(out->message, sizeof(out->message), "%sToo many wrong PINs: this "
-		    "account is locked until the service's support unlocks it.", prefix);
-	else
-		snprintf(out->message, sizeof(out->message), "%sToo many wrong PINs: this "
-		    "account is locked until %.10s %.5s UTC.", prefix, until, until + 11);
+		snprintf(text, sizeof(text), "%s", _("Too many wrong PINs: this account is locked "
+		    "until the service's support unlocks it."));
+	else {
+		snprintf(when, sizeof(when), "%.10s %.5s", until, until + 11);
+		snprintf(text, sizeof(text), _("Too many wrong PINs: this account is locked until "
+		    "%s UTC."), i18n_number(i18n_current(), when, shown, sizeof(shown)));
+	}
+	snprintf(out->message, sizeof(out->message), "%s%s%s", wrong_pin ? _(PAY_WRONG_PIN) : "",
+	    wrong_pin ? " " : "", text);
 }
 
 void
@@ -47,8 +55,8 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 		/* The database refuses a test card outside the sandbox whatever the worker says. */
 		if (e == ERR_INVALID && strcmp(db_sqlstate(app->db), SQLSTATE_NOT_SANDBOX) == 0) {
 			out->result = PAY_RETRY;
-			snprintf(out->message, sizeof(out->message),
-			    "Test cards are accepted in the sandbox only.");
+			snprintf(out->message, sizeof(out->message), "%s",
+			    _("Test cards are accepted in the sandbox only."));
 		}
 		return;
 	}
@@ -56,11 +64,11 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 	until = PQgetisnull(r, 0, PAY_COL_LOCKED_UNTIL) ? NULL :
 	    PQgetvalue(r, 0, PAY_COL_LOCKED_UNTIL);
 	if (strcmp(outcome, "locked") == 0) {
-		locked(out, "", until != NULL ? until : "");
+		locked(out, false, until != NULL ? until : "");
 		return;
 	}
 	if (strcmp(outcome, "wrong_pin") == 0 && until != NULL) {
-		locked(out, PAY_WRONG_PIN " ", until);
+		locked(out, true, until);
 		if (until[0] == '\0')
 			log_msg(LOG_LVL_WARN, NULL, "a wallet PIN is now locked until the operator "
 			    "unlocks it (marketpayctl account unlock)");
@@ -71,7 +79,7 @@ pay_read(struct app *app, PGresult *r, enum err e, struct pay_outcome *out)
 			out->result = outcomes[i].result;
 			if (outcomes[i].message != NULL)
 				snprintf(out->message, sizeof(out->message), "%s",
-				    outcomes[i].message);
+				    _(outcomes[i].message));
 			return;
 		}
 	/* The session was no longer open: its status says how it ended. */

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 
 #include "app.h"
+#include "i18n.h"
 
 /* What a payment attempt on the hosted page came to. */
 enum pay_result {
@@ -18,11 +19,12 @@ enum pay_result {
 struct pay_outcome {
 	enum pay_result result;
 	int http_status;       /* for PAY_ERROR */
-	char message[200];     /* for the customer: PAY_RETRY and PAY_FAILED */
+	char message[512];     /* for the customer, translated: PAY_RETRY and PAY_FAILED */
 	char status[16];       /* the session's status for PAY_CLOSED */
 };
 
-#define PAY_WRONG_PIN "Unknown account number or wrong PIN."
+/* English, the catalogs' key: shown through _(). */
+#define PAY_WRONG_PIN N_("Unknown account number or wrong PIN.")
 
 /*
  * Wallet: customer account number + PIN, checked, counted and paid by mp_pay_wallet in one

@@ -3,18 +3,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "i18n.h"
 #include "pay.h"
 
 struct test_card {
 	const char *number;
 	enum pay_result result;
-	const char *reason;    /* for declines */
+	const char *reason;    /* for declines: stored as it is, shown translated */
 };
 
 static const struct test_card cards[] = {
 	{ "4242424242424242", PAY_PAID, NULL },
-	{ "4000000000000002", PAY_FAILED, "Card declined." },
-	{ "4000000000009995", PAY_FAILED, "Card declined: insufficient funds." },
+	{ "4000000000000002", PAY_FAILED, N_("Card declined.") },
+	{ "4000000000009995", PAY_FAILED, N_("Card declined: insufficient funds.") },
 };
 
 #define NCARDS (sizeof(cards) / sizeof(cards[0]))
@@ -65,7 +66,7 @@ pay_test_card(struct app *app, const char *session_id, const char *number, const
 
 	memset(out, 0, sizeof(*out));
 	if (app->cfg.environment == CONFIG_PRODUCTION) {
-		retry(out, "Test cards are accepted in the sandbox only.");
+		retry(out, _("Test cards are accepted in the sandbox only."));
 		return;
 	}
 	/* Spaces between digit groups are allowed; nothing else. */
@@ -80,16 +81,16 @@ pay_test_card(struct app *app, const char *session_id, const char *number, const
 	}
 	digits[n] = '\0';
 	if (n < 12 || n > 19 || !pay_luhn(digits)) {
-		retry(out, "The card number is not valid.");
+		retry(out, _("The card number is not valid."));
 		goto out;
 	}
 	if (expiry == NULL || !expiry_ok(expiry)) {
-		retry(out, "The expiry date must be MM/YY, this month or later.");
+		retry(out, _("The expiry date must be MM/YY, this month or later."));
 		goto out;
 	}
 	if (cvc == NULL || (strlen(cvc) != 3 && strlen(cvc) != 4) ||
 	    strspn(cvc, "0123456789") != strlen(cvc)) {
-		retry(out, "The security code is 3 or 4 digits.");
+		retry(out, _("The security code is 3 or 4 digits."));
 		goto out;
 	}
 	memcpy(last4, digits + n - 4, 5);
@@ -97,7 +98,8 @@ pay_test_card(struct app *app, const char *session_id, const char *number, const
 		if (strcmp(digits, cards[i].number) == 0)
 			break;
 	if (i == NCARDS) {
-		retry(out, "This is not a sandbox test card: use one of the cards listed below.");
+		retry(out, _("This is not a sandbox test card: use one of the cards listed "
+		    "below."));
 		goto out;
 	}
 	/* The database pays only sandbox sessions with a test card, whatever is asked here. */
@@ -110,7 +112,7 @@ pay_test_card(struct app *app, const char *session_id, const char *number, const
 	if (out->result == PAY_CLOSED && strcmp(out->status, "failed") == 0 &&
 	    cards[i].reason != NULL) {
 		out->result = PAY_FAILED;
-		snprintf(out->message, sizeof(out->message), "%s", cards[i].reason);
+		snprintf(out->message, sizeof(out->message), "%s", _(cards[i].reason));
 	}
 	PQclear(r);
 out:

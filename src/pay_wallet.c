@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "crypto.h"
+#include "i18n.h"
 #include "log.h"
 #include "pay.h"
 #include "pin.h"
@@ -19,7 +20,8 @@ pay_wallet(struct app *app, const char *session_id, const char *account, const c
 	memset(out, 0, sizeof(*out));
 	if (account == NULL || account[0] == '\0' || pin == NULL || pin[0] == '\0') {
 		out->result = PAY_RETRY;
-		snprintf(out->message, sizeof(out->message), "Enter your account number and PIN.");
+		snprintf(out->message, sizeof(out->message), "%s",
+		    _("Enter your account number and PIN."));
 		return;
 	}
 	/*

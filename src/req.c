@@ -34,6 +34,7 @@ req_free(struct req *req)
 	free(req->authorization);
 	free(req->idempotency_key);
 	free(req->accept);
+	free(req->accept_language);
 	free(req->request_id);
 	free(req->body);
 	free(req->merchant_currency);

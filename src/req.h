@@ -52,6 +52,7 @@ struct req {
 	char *authorization;   /* NULL when absent */
 	char *idempotency_key; /* NULL when absent */
 	char *accept;          /* NULL when absent */
+	char *accept_language; /* NULL when absent */
 	char *request_id;      /* from nginx's $request_id, or generated */
 	enum req_length length;
 	char *body;            /* NUL-terminated; body_len excludes the NUL */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "body.h"
+#include "i18n.h"
 #include "json.h"
 #include "money.h"
 #include "pgarray.h"
@@ -17,9 +18,17 @@ struct item_in {
 
 #define S(f) offsetof(struct session_in, f)
 #define I(f) offsetof(struct item_in, f)
+#define LOCALE_RULE "must be one of the hosted page's languages: en, fa-AF or ps"
 #define URL_RULE "must be an absolute http or https URL"
 #define HOST_RULE "must have a host of ASCII letters, digits, hyphens and dots, an IPv4 " \
 	"address or a bracketed IPv6 address (no percent-encoding, no other characters)"
+
+/* An extension of the spec: the hosted page's language, fixed by the merchant. */
+static bool
+locale_ok(const char *s)
+{
+	return i18n_find(s) != NULL;
+}
 
 static const struct valid_field session_fields[] = {
 	{ "email", VALID_STRING, false, false, 254, valid_email,
@@ -30,6 +39,8 @@ static const struct valid_field session_fields[] = {
 	  S(success_url), VALID_NO_PRESENT },
 	{ "redirect_failure_url", VALID_STRING, false, true, 2048, valid_http_url, URL_RULE,
 	  S(failure_url), VALID_NO_PRESENT },
+	{ "locale", VALID_STRING, false, true, 16, locale_ok, LOCALE_RULE, S(locale),
+	  VALID_NO_PRESENT },
 };
 
 static const struct valid_field item_fields[] = {
@@ -194,7 +205,7 @@ session_create(struct app *app, struct req *req, void *arg)
 	struct json_object *body = NULL;
 	struct pgarray a[3];
 	char lifetime[24];
-	const char *p[10];
+	const char *p[11];
 	PGresult *r = NULL;
 	enum err e = ERR_OK;
 	int i;
@@ -208,10 +219,11 @@ session_create(struct app *app, struct req *req, void *arg)
 	p[4] = in->success_url;
 	p[5] = in->failure_url;
 	p[6] = lifetime;
+	p[10] = in->locale != NULL ? i18n_find(in->locale)->code : NULL;
 	/* The amount is the database's sum of the prices: it cannot differ from the items. */
 	if (item_arrays(in, a, p + 7) != 0)
 		e = ERR_NOMEM;
-	else if ((r = db_run(app->db, DB_SESSION_CREATE, 10, p, &e)) == NULL)
+	else if ((r = db_run(app->db, DB_SESSION_CREATE, 11, p, &e)) == NULL)
 		;
 	else if (PQntuples(r) != 1) {
 		/* No row: the key is refused (only now looked up, or revoked since). */

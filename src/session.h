@@ -19,6 +19,7 @@ struct session_in {
 	const char *success_url;
 	const char *failure_url;
 	struct json_object *items;
+	const char *locale;        /* the page's language, as given (fa-AF); NULL: none */
 	int64_t amount;            /* sum of item prices, minor units */
 	struct json_object *db_items; /* [{"id","name","price":minor}] for the database; owned */
 };

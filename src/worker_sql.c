@@ -25,11 +25,11 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
 	/* DB_SESSION_CREATE: $1 the API key's digest, $2 environment, $3 user_id, $4 email,
 	 * $5 and $6 the redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices
-	 * (array literals): see mp_create_session in sql/013_session_insert.sql (no row: the key
-	 * is refused); enum session_create_col */
+	 * (array literals), $11 the page's locale or NULL: see mp_create_session in
+	 * sql/017_session_locale.sql (no row: the key is refused); enum session_create_col */
 	{ "session_create",
 	  "SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session($1::bytea, $2, $3,"
-	  " $4, $5, $6, $7::int, $8::text[], $9::text[], $10::bigint[])" },
+	  " $4, $5, $6, $7::int, $8::text[], $9::text[], $10::bigint[], $11)" },
 	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
 	{ "session_get",
 	  "SELECT mp_session_json(s) FROM payment_sessions s"
@@ -73,7 +73,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  "SELECT s.id, mp_session_status(s.status, s.expires_at), s.amount, s.currency,"
 	  " s.redirect_success_url, s.redirect_failure_url, s.user_id,"
 	  " to_char(s.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), m.name,"
-	  " s.failure_reason FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
+	  " s.failure_reason, s.locale FROM payment_sessions s JOIN merchants m ON m.id = s.merchant_id"
 	  " WHERE s.id = $1::uuid" },
 	/* DB_PAY_WALLET: $1 session, $2 account number, $3 digest, $4 legacy digest (bytea hex);
 	 * enum pay_col */

@@ -67,7 +67,8 @@ enum checkout_get_col {
 	CHECKOUT_GET_USER,
 	CHECKOUT_GET_EXPIRES,     /* "YYYY-MM-DD HH24:MI", UTC */
 	CHECKOUT_GET_MERCHANT,    /* the merchant's name */
-	CHECKOUT_GET_REASON
+	CHECKOUT_GET_REASON,
+	CHECKOUT_GET_LOCALE       /* the merchant's fixed language (fa_AF), or NULL */
 };
 
 /*

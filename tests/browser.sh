@@ -70,7 +70,7 @@ tap="$dir/browser.tap"
 (cd "$nodedir" && timeout --kill-after=10 600 \
 	node --test --test-reporter=spec --test-reporter-destination=stdout \
 	--test-reporter=tap --test-reporter-destination="$tap" checkout.test.mjs refund.test.mjs \
-	webhook-rotate.test.mjs) || rc=$?
+	webhook-rotate.test.mjs i18n.test.mjs) || rc=$?
 [ $rc = 124 ] && echo "browser.sh: the browser tests took over 600 s and were stopped" >&2
 counted=0
 while IFS=$'\t' read -r result name; do

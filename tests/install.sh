@@ -56,6 +56,10 @@ done
 for f in "$srcdir"/sql/[0-9][0-9][0-9]_*.sql; do
 	check "installed migration: ${f##*/}" cmp -s "$f" "$share/sql/${f##*/}"
 done
+for l in fa_AF ps; do
+	check "installed catalog: share/locale/$l/LC_MESSAGES/marketpay.mo" \
+		test -s "$usr/share/locale/$l/LC_MESSAGES/marketpay.mo"
+done
 check "installed page assets: static/checkout.css" cmp -s "$srcdir/static/checkout.css" \
 	"$share/static/checkout.css"
 for f in marketpay.conf.example marketpay-production.conf marketpay-sandbox.conf \
@@ -87,7 +91,7 @@ check "not started by spawn-fcgi: says how to start it" grep -q 'start it with s
 mkdir -p "$dir/bin"
 ln -s "$usr/bin/marketpayctl" "$usr/sbin/marketpay-fcgi" "$usr/sbin/marketpay-webhookd" "$dir/bin/"
 # MP_PG_ROLES: the owner role made below, which we log in as too (peer authentication).
-MP_SRCDIR="$srcdir" MP_BUILDDIR="$dir/bin" MP_SQL_DIR='' MP_STATIC_DIR="$share/static" \
+MP_SRCDIR="$srcdir" MP_BUILDDIR="$dir/bin" MP_SQL_DIR='' MP_LOCALE_DIR='' MP_STATIC_DIR="$share/static" \
 	MP_FAST_PG=1 MP_WORKERS=2 MP_CONF_EXTRA="log_level = debug" MP_PG_ROLES=mp_admin \
 	"$srcdir/tests/stack.sh" start "$dir/stack" >/dev/null
 # shellcheck disable=SC1091
@@ -137,6 +141,12 @@ url=$(json url <"$dir/session.json")
 code=$(curl -sS -o "$dir/page.html" -w '%{http_code}' "$MARKETPAY_BASE_URL/checkout/${url##*/checkout/}")
 check "its checkout page answers 200 (got $code)" [ "$code" = 200 ]
 check "the page links the stylesheet" grep -q '/static/checkout.css' "$dir/page.html"
+# The built-in locale_dir finds the installed catalogs; no ps locale is generated here.
+curl -sS -o "$dir/page-ps.html" -H 'Accept-Language: ps-AF, ps;q=0.9, en;q=0.5' \
+	"$MARKETPAY_BASE_URL/checkout/${url##*/checkout/}"
+check "Accept-Language: ps gets the page in Pashto from the installed catalog" bash -c \
+	"grep -q '<html lang=\"ps\" dir=\"rtl\">' '$dir/page-ps.html' &&
+	grep -qF 'لغوه کړئ او هټۍ ته ستانه شئ' '$dir/page-ps.html'"
 code=$(curl -sS -o "$dir/page.css" -w '%{http_code}' "$MARKETPAY_BASE_URL/static/checkout.css")
 check "nginx serves the installed stylesheet (got $code)" cmp -s "$dir/page.css" \
 	"$share/static/checkout.css"

@@ -16,7 +16,8 @@
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
 # parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
 # MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
-# migrations; set and empty: the programs' built-in default), MP_STATIC_DIR (page assets),
+# migrations; set and empty: the programs' built-in default), MP_LOCALE_DIR (the page's
+# catalogs, default the build's po/locale; set and empty likewise), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
 # MP_METRICS=1 (nginx/marketpay-metrics.conf's server for this stack's pool, metrics.port),
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
@@ -130,13 +131,16 @@ write_secrets() {
 write_config() {
 	local dir=$1 port=$2 sqlline="sql_dir = $srcdir/sql" database="host=$1/pg dbname=marketpay"
 	[ -z "${MP_DATABASE:-}" ] || database=$MP_DATABASE
+	local localeline="locale_dir = $builddir/po/locale"
 	[ -n "${MP_SQL_DIR+set}" ] && sqlline=${MP_SQL_DIR:+sql_dir = $MP_SQL_DIR}
+	[ -n "${MP_LOCALE_DIR+set}" ] && localeline=${MP_LOCALE_DIR:+locale_dir = $MP_LOCALE_DIR}
 	cat >"$dir/marketpay.conf" <<CONF
 # Written by tests/stack.sh for the stack in $dir
 environment = ${MP_ENVIRONMENT:-sandbox}
 database = $database user=postgres
 checkout_base_url = http://127.0.0.1:$port
 $sqlline
+$localeline
 log_file = stderr
 secrets_key_file = $dir/secrets.key
 pepper_file = $dir/pin-pepper

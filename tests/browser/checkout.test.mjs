@@ -85,7 +85,8 @@ describe('hosted checkout in a browser', { timeout: TEST_TIMEOUT * 9 }, () => {
 		const session = await createSession(merchant);
 		await withPage(browser, t, NO_JS, async (page) => {
 			await openCheckout(page, session);
-			assert.equal(await page.title(), `Pay ${merchant.name}`);
+			// The merchant's name isolated (FSI ... PDI): the title is plain text.
+			assert.equal(await page.title(), `Pay \u2068${merchant.name}\u2069`);
 			assert.match(await page.locator('h1').innerText(), /\b12\.50\b/);
 			assert.deepEqual(await page.locator('table.items td.name').allInnerTexts(),
 			    ['Green tea']);
@@ -200,7 +201,7 @@ describe('hosted checkout in a browser', { timeout: TEST_TIMEOUT * 9 }, () => {
 
 			await page.goto(evilSession.url, { waitUntil: 'load' });
 			assert.equal(await page.locator('.merchant').innerText(), evil.name);
-			assert.equal(await page.title(), `Pay ${evil.name}`);
+			assert.equal(await page.title(), `Pay \u2068${evil.name}\u2069`);
 			assert.equal(await page.locator('script').count(), 0, 'no <script> element');
 			assert.equal(await page.evaluate(() => typeof window.__xss), 'undefined');
 		});
