@@ -36,9 +36,17 @@ q -c "SELECT count(*) FROM (SELECT mp_create_session('$digest'::bytea, 'sandbox'
 	'{1250,300}') FROM generate_series(1, 2000) g) s" >/dev/null
 paid=$(q -c "SELECT count(*) FROM (SELECT mp_pay_test_card(id, 'visa', '4242', NULL)
 	FROM payment_sessions ORDER BY created_at LIMIT 20) p")
+# The columns the tables have before the upgrade (later migrations may add some).
+columns() {
+	q -c "SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) FROM pg_attribute
+		WHERE attrelid = '$1'::regclass AND attnum > 0 AND NOT attisdropped"
+}
+session_cols=$(columns payment_sessions)
+item_cols=$(columns session_items)
 rows() {
-	q -c "SELECT md5(string_agg(s::text, '|' ORDER BY s.id)) FROM payment_sessions s" \
-		-c "SELECT md5(string_agg(i::text, '|' ORDER BY i.session_id, i.position)) FROM session_items i" \
+	q -c "SELECT md5(string_agg(ROW($session_cols)::text, '|' ORDER BY id)) FROM payment_sessions" \
+		-c "SELECT md5(string_agg(ROW($item_cols)::text, '|' ORDER BY session_id, position))
+			FROM session_items" \
 		-c "SELECT count(*) FILTER (WHERE status = 'paid') FROM payment_sessions"
 }
 files() {
