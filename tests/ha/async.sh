@@ -46,6 +46,7 @@ pm=$(head -n 1 "$db/$old/data/postmaster.pid")
 kill -KILL "$pm" $senders
 check "asynchronous: another node leads after the kill" \
 	wait_for 60 led_by_other "$old"
+check "asynchronous: the new leader takes writes" wait_for 30 writable
 new=$(leader)
 kept=$(sql -c "SELECT count(*) FROM payment_sessions WHERE id::text IN ($acked)")
 lost=$((acked_n - kept))
@@ -60,7 +61,15 @@ check "asynchronous: what was lost is what the promoted replica lacked before th
 	grep -qw "$lost" <<<"$missing"
 whole_async() { MP_HA_SYNC=0 "$cluster" whole "$db"; }
 check "asynchronous: the old leader $old rejoins as a replica" wait_for 90 whole_async
-check "asynchronous: pg_rewind took the lost transactions out of $old" \
-	grep -q 'running pg_rewind' <(since "$db/$old/patroni.log" "$log")
+# What the old leader had alone is gone from it too: it follows the new timeline (Patroni ran
+# pg_rewind, or would have cloned it afresh), so the cluster agrees on what was lost.
+gone_from_old() {
+	[ "$(node_sql "$old" "SELECT count(*) FROM payment_sessions WHERE id::text IN ($acked)")" = 0 ]
+}
+check "asynchronous: the lost writes are gone from $old as well (it follows the new leader)" \
+	wait_for 30 gone_from_old
+how=other
+grep -q 'running pg_rewind' <(since "$db/$old/patroni.log" "$log") && how=pg_rewind
+say "asynchronous: $old rejoined by $how"
 check "asynchronous: marketpayctl ledger verify on the new leader" ledger_verify
 tail -n 1 "$dir/figures"
