@@ -79,7 +79,7 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items,
 	enum err e;
 
 	*s = *items = NULL;
-	*l = checkout_page_lang(app, req, NULL);
+	*l = checkout_page_lang(req, NULL);
 	if (!valid_uuid(req->param)) {
 		checkout_page_message(req, *l, 404, _("Page not found"),
 		    _("There is no payment page here."), NULL);
@@ -101,7 +101,7 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items,
 		    _("There is no payment page here."), NULL);
 		return false;
 	}
-	*l = checkout_page_lang(app, req, PQgetisnull(*s, 0, CHECKOUT_GET_LOCALE) ? NULL :
+	*l = checkout_page_lang(req, PQgetisnull(*s, 0, CHECKOUT_GET_LOCALE) ? NULL :
 	    PQgetvalue(*s, 0, CHECKOUT_GET_LOCALE));
 	return true;
 }

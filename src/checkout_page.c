@@ -8,7 +8,7 @@
 #include "money.h"
 
 const struct i18n_lang *
-checkout_page_lang(struct app *app, const struct req *req, const char *session_locale)
+checkout_page_lang(const struct req *req, const char *session_locale)
 {
 	const struct i18n_lang *l = NULL;
 	char want[16];
@@ -22,7 +22,7 @@ checkout_page_lang(struct app *app, const struct req *req, const char *session_l
 		l = i18n_negotiate(req->accept_language);
 	if (l == NULL)
 		l = i18n_find("en");
-	return i18n_use(l, app->cfg.locale_dir);
+	return i18n_use(l);
 }
 
 void
@@ -64,13 +64,16 @@ language_links(struct html *h, const struct i18n_lang *cur)
 	html_raw(h, "<nav class=\"languages\" aria-label=\"");
 	html_text(h, _("Language"));
 	html_raw(h, "\"><ul>");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if (&all[i] == cur)
-			html_raw(h, "<li><span lang=\"%s\" aria-current=\"true\">%s</span></li>",
-			    all[i].tag, all[i].name);
+			html_raw(h, "<li><span lang=\"%s\" aria-current=\"true\">", all[i].tag);
 		else
-			html_raw(h, "<li><a href=\"?lang=%s\" lang=\"%s\" hreflang=\"%s\">%s</a></li>",
-			    all[i].tag, all[i].tag, all[i].tag, all[i].name);
+			html_raw(h, "<li><a href=\"?lang=%s\" lang=\"%s\" hreflang=\"%s\">",
+			    all[i].tag, all[i].tag, all[i].tag);
+		/* A name is a catalog's text: escaped like any other. */
+		html_text(h, all[i].name);
+		html_raw(h, &all[i] == cur ? "</span></li>" : "</a></li>");
+	}
 	html_raw(h, "</ul></nav>\n");
 }
 

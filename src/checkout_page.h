@@ -13,11 +13,10 @@
 /*
  * The language of a hosted page, made current for gettext: the customer's own choice (the
  * page's ?lang= links), else the session's locale (the merchant's, NULL or "" for none),
- * else the browser's Accept-Language, else English; English also when the chosen one's
- * catalog is missing (see i18n_use).
+ * else the browser's Accept-Language, else English; each one of the languages i18n_init
+ * found.
  */
-const struct i18n_lang *checkout_page_lang(struct app *app, const struct req *req,
-    const char *session_locale);
+const struct i18n_lang *checkout_page_lang(const struct req *req, const char *session_locale);
 
 /* Opens a page: <html lang dir>, the head with title (text), the language links. */
 void checkout_page_start(struct html *h, const struct i18n_lang *l, const char *title);

@@ -6,7 +6,8 @@
 
 /*
  * The hosted page's languages: GNU gettext catalogs (po/LANG.po, installed as
- * LOCALE_DIR/LANG/LC_MESSAGES/marketpay.mo). English is the source text and needs none.
+ * LOCALE_DIR/LANG/LC_MESSAGES/marketpay.mo), found at start. English is the source text
+ * and needs none.
  */
 #define I18N_DOMAIN "marketpay"
 #define _(s) dgettext(I18N_DOMAIN, s)
@@ -28,13 +29,32 @@ enum i18n_digits {
 struct i18n_lang {
 	const char *code;      /* the catalog's name and the session's locale: "fa_AF" */
 	const char *tag;       /* BCP 47 for lang="" and hreflang: "fa-AF" */
-	const char *name;      /* its own name, for the switch links */
+	const char *name;      /* its own name, for the switch links (catalog text: escape it) */
 	bool rtl;
 	enum i18n_digits digits;
 };
 
-/* The shipped languages, English first (the default and the fallback); n set to how many. */
+/* The most catalogs a worker offers, English aside; the rest are logged and left out. */
+#define I18N_MAX 32
+
+/*
+ * Finds the languages: English, then every LOCALE_DIR/LANG/LC_MESSAGES/marketpay.mo whose
+ * LANG is a catalog name (ll, lll, ll_CC, lll_CC), sorted, at most I18N_MAX, each with the
+ * name, direction and digits its catalog gives (msgctxt "language name", "text direction",
+ * "digits"; a missing one is the tag, ltr, Latin and a warning). Called once at a worker's
+ * start; a later call replaces the table (tests), and English is then current. Returns how
+ * many languages there are (1: English only, when locale_dir has no catalog or is unreadable).
+ */
+size_t i18n_init(const char *locale_dir);
+
+/* The languages i18n_init found, English first (the default and the fallback); n set. */
 const struct i18n_lang *i18n_langs(size_t *n);
+
+/*
+ * Writes the languages' tags as a sentence ("en, fa-AF or ps") to out (outlen bytes, always
+ * terminated, cut when short). Returns the length written.
+ */
+size_t i18n_tags(char *out, size_t outlen);
 
 /*
  * The language a code or tag names ("fa_AF", "fa-af", "ps"; case and - or _ do not matter),
@@ -51,11 +71,10 @@ const struct i18n_lang *i18n_negotiate(const char *accept_language);
 
 /*
  * Makes l (one of i18n_langs()) the language of dgettext() in this process until the next
- * call, with catalogs from locale_dir (read at the first call; later calls ignore it).
- * Returns l, or English when l's catalog is missing (logged once). Cheap when l is the
- * language already in use. A text a catalog lacks stays English.
+ * call. Returns l. Cheap when l is the language already in use. A text a catalog lacks
+ * stays English.
  */
-const struct i18n_lang *i18n_use(const struct i18n_lang *l, const char *locale_dir);
+const struct i18n_lang *i18n_use(const struct i18n_lang *l);
 
 /* The language i18n_use() made current (English before any call). */
 const struct i18n_lang *i18n_current(void);

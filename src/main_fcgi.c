@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "fcgi.h"
+#include "i18n.h"
 #include "log.h"
 #include "metrics_worker.h"
 #include "pool.h"
@@ -125,6 +126,8 @@ worker(void *ctx)
 	    path ? path : getenv("MARKETPAY_CONFIG") ? getenv("MARKETPAY_CONFIG") :
 	    CONFIG_DEFAULT_PATH, config_env_name(&app.cfg), app.cfg.checkout_base_url,
 	    app.cfg.max_body_bytes, app.cfg.max_items, app.cfg.max_vendors, app.cfg.timezone);
+	/* The page's languages are the catalogs installed now: a new one needs a restart. */
+	i18n_init(app.cfg.locale_dir);
 	if ((app.db = db_new(app.cfg.database)) == NULL || (f = fcgi_new()) == NULL ||
 	    install_signals(&stops) != 0) {
 		/* Said on stderr too: whoever started it by hand is looking there, not at syslog. */

@@ -18,15 +18,23 @@ struct item_in {
 
 #define S(f) offsetof(struct session_in, f)
 #define I(f) offsetof(struct item_in, f)
-#define LOCALE_RULE "must be one of the hosted page's languages: en, fa-AF or ps"
 #define URL_RULE "must be an absolute http or https URL"
 #define HOST_RULE "must have a host of ASCII letters, digits, hyphens and dots, an IPv4 " \
 	"address or a bracketed IPv6 address (no percent-encoding, no other characters)"
 
-/* An extension of the spec: the hosted page's language, fixed by the merchant. */
+/*
+ * An extension of the spec: the hosted page's language, fixed by the merchant; one of the
+ * catalogs the worker found, named in the refusal ("... languages: en, fa-AF or ps").
+ */
+#define LOCALE_RULE "must be one of the hosted page's languages: "
+static char locale_rule[sizeof(LOCALE_RULE) + (I18N_MAX + 1) * 12] = LOCALE_RULE;
+
 static bool
 locale_ok(const char *s)
 {
+	/* The table holds the rule's address; its list is written here, before a refusal. */
+	i18n_tags(locale_rule + sizeof(LOCALE_RULE) - 1, sizeof(locale_rule) -
+	    sizeof(LOCALE_RULE) + 1);
 	return i18n_find(s) != NULL;
 }
 
@@ -39,7 +47,7 @@ static const struct valid_field session_fields[] = {
 	  S(success_url), VALID_NO_PRESENT },
 	{ "redirect_failure_url", VALID_STRING, false, true, 2048, valid_http_url, URL_RULE,
 	  S(failure_url), VALID_NO_PRESENT },
-	{ "locale", VALID_STRING, false, true, 16, locale_ok, LOCALE_RULE, S(locale),
+	{ "locale", VALID_STRING, false, true, 16, locale_ok, locale_rule, S(locale),
 	  VALID_NO_PRESENT },
 };
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The hosted page's message catalogs (po/): the template holds every text the sources mark
 # (_(), N_(), P_()), and every catalog translates every one of them, keeps its printf
-# placeholders (msgfmt -c) and has its row in src/i18n.c. A catalog that lacks a message the
-# page uses fails here (shown first on a copy with one message taken out). One result per
-# check, then "N passed, N failed" (tests/lib.sh).
+# placeholders (msgfmt -c), says its language's name, direction and digits (the three
+# metadata texts the worker reads at start) and is named in po/LINGUAS. A catalog that lacks
+# a message the page uses fails here (shown first on a copy with one message taken out). One
+# result per check, then "N passed, N failed" (tests/lib.sh).
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -17,7 +18,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-i18n.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # The template as the sources make it now (make update-po writes po/marketpay.pot the same way).
-(cd "$srcdir" && xgettext --from-code=UTF-8 -k_ -kN_ -kP_:1c,2 --add-comments=TRANSLATORS: \
+(cd "$srcdir" && xgettext --from-code=UTF-8 -k_ -kN_ -kP_:1c,2 -kM_:1c,2 --add-comments=TRANSLATORS: \
 	--no-location --omit-header -o "$tmp/fresh.pot" $(cat po/POTFILES)) ||
 	bail "i18n.sh: xgettext failed on the files of po/POTFILES"
 n=$(grep -c '^msgid ' "$tmp/fresh.pot")
@@ -28,6 +29,19 @@ quiet() {
 	printf '%s\n' "$out" >&2
 	return 1
 }
+# meta PO CONTEXT MSGID RE: PO translates MSGID in CONTEXT (one of the language's metadata,
+# read by the worker at start) to a text matching RE.
+meta() {
+	local t
+	t=$(msggrep --msgctxt -F -e "$2" "$1" | msgattrib --translated --no-fuzzy |
+		msgexec -i - sh -c '[ "$MSGEXEC_MSGID" = "$0" ] && cat' "$3" 2>/dev/null) || true
+	printf '%s' "$t" | grep -qxE -- "$4"
+}
+# The reproduction: a catalog without its name fails the metadata check.
+msggrep --invert-match --msgctxt -F -e 'language name' -o "$tmp/noname.po" "$srcdir/po/ps.po"
+check "a catalog without its language's name fails" bash -c \
+	"$(declare -f meta); meta '$srcdir/po/ps.po' 'language name' English '.+' &&
+	! meta '$tmp/noname.po' 'language name' English '.+'"
 check "the sources mark $n texts for translation" [ "$n" -gt 40 ]
 # Every file that calls _() or P_() is listed in po/POTFILES, or its texts are never extracted.
 missing=$(cd "$srcdir" && grep -lE '\b(_|P_|N_)\("' src/*.c src/*.h | grep -vxF -f po/POTFILES |
@@ -61,9 +75,19 @@ for po in "${catalogs[@]}"; do
 	# msgcmp counts an untranslated or fuzzy entry as missing: the page would fall back to
 	# English there.
 	check "po/$l.po translates every text the page uses" quiet msgcmp "$po" "$tmp/fresh.pot"
-	check "po/$l.po has its row in src/i18n.c" grep -qF "{ \"$l\", " "$srcdir/src/i18n.c"
-	check "po/$l.po is built and installed (MP_LINGUAS in Makefile.am)" \
-		grep -qE "^MP_LINGUAS = (.* )?$l( |$)" "$srcdir/Makefile.am"
+	check "po/$l.po is built and installed (its line in po/LINGUAS)" \
+		grep -qx "$l" "$srcdir/po/LINGUAS"
+	check "po/$l.po names its language (msgctxt \"language name\")" \
+		meta "$po" 'language name' English '.+'
+	check "po/$l.po gives its direction (msgctxt \"text direction\": ltr or rtl)" \
+		meta "$po" 'text direction' ltr 'ltr|rtl'
+	check "po/$l.po gives its digits (msgctxt \"digits\": latin or persian)" \
+		meta "$po" digits latin 'latin|persian'
 done
+# And the other way: every name in po/LINGUAS has its catalog (configure refuses it too).
+while read -r l; do
+	case $l in '' | '#'*) continue ;; esac
+	check "po/LINGUAS's $l has po/$l.po" test -f "$srcdir/po/$l.po"
+done <"$srcdir/po/LINGUAS"
 
 finish

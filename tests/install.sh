@@ -56,7 +56,10 @@ done
 for f in "$srcdir"/sql/[0-9][0-9][0-9]_*.sql; do
 	check "installed migration: ${f##*/}" cmp -s "$f" "$share/sql/${f##*/}"
 done
-for l in fa_AF ps; do
+# Every language of po/LINGUAS, and at least the two shipped.
+langs=$(sed -e 's/#.*//' "$srcdir/po/LINGUAS" | xargs)
+check "po/LINGUAS names the shipped catalogs ($langs)" [ "$(wc -w <<<"$langs")" -ge 2 ]
+for l in $langs; do
 	check "installed catalog: share/locale/$l/LC_MESSAGES/marketpay.mo" \
 		test -s "$usr/share/locale/$l/LC_MESSAGES/marketpay.mo"
 done

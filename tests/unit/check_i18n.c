@@ -1,18 +1,70 @@
 /*
  * Unit tests of the hosted page's languages: Accept-Language negotiation, the digits a
  * customer types (either set), numbers as each language shows them, and switching catalogs
- * from one request to the next (the build's po/locale).
+ * from one request to the next (the build's po/locale), and a language added by putting its
+ * catalog in locale_dir with no change to the code.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
+#include <json-c/json.h>
 
+#include "checkout_page.h"
 #include "form.h"
 #include "html.h"
 #include "i18n.h"
 #include "runner.h"
+#include "session.h"
+
+/* The build's catalogs (po/locale), where make compiled po/LINGUAS's languages. */
+static const char *
+build_locale(void)
+{
+	static char dir[4096];
+	const char *top = getenv("top_builddir");
+
+	snprintf(dir, sizeof(dir), "%s/po/locale", top != NULL ? top : ".");
+	return dir;
+}
+
+/* Every case starts (in its own process) with the languages a worker would find there. */
+static void
+setup(void)
+{
+	ck_assert_uint_eq(i18n_init(build_locale()), 3);
+}
+
+/*
+ * test_added_catalog's own locale_dir, made and removed by the runner's process around the
+ * cases (so also when the case failed).
+ */
+static char tmpdir[512];
+
+static void
+make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/marketpay-i18n-unit.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tmpdir) == NULL) {
+		perror(tmpdir);
+		exit(EXIT_FAILURE);
+	}
+}
+
+static void
+remove_tmpdir(void)
+{
+	char cmd[600];
+
+	if (tmpdir[0] != '\0') {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+}
 
 /* An Accept-Language header and the catalog it gets (NULL: none of ours; the page: en). */
 static const struct {
@@ -145,19 +197,16 @@ END_TEST
  */
 START_TEST(test_switch)
 {
-	const char *top = getenv("top_builddir");
-	char dir[4096];
 	static const char *order[] = { "fa-AF", "ps", "en", "ps", "fa-AF", "en", "fa-AF" };
 	static const struct { const char *code, *total; } want[] = {
 		{ "en", "Total" }, { "fa_AF", "مجموع" }, { "ps", "ټولټال" },
 	};
 	size_t i, j;
 
-	snprintf(dir, sizeof(dir), "%s/po/locale", top != NULL ? top : ".");
 	for (i = 0; i < NELEM(order); i++) {
 		const struct i18n_lang *l = i18n_find(order[i]);
 
-		ck_assert_ptr_eq(i18n_use(l, dir), l);
+		ck_assert_ptr_eq(i18n_use(l), l);
 		ck_assert_ptr_eq(i18n_current(), l);
 		for (j = 0; strcmp(want[j].code, l->code) != 0; j++)
 			;
@@ -167,21 +216,136 @@ START_TEST(test_switch)
 		ck_assert_str_eq(P_("no such context", "Total"), "Total");
 	}
 	/* The page's title and heading are one English text with two translations. */
-	i18n_use(i18n_find("ps"), dir);
+	i18n_use(i18n_find("ps"));
 	ck_assert_str_ne(P_("title", "Pay %s"), _("Pay %s"));
 	ck_assert_str_ne(P_("title", "Pay %s"), "Pay %s");
 }
 END_TEST
 
-/* Without its catalog a language is served as English, lang and all: never a mixed page. */
+/* Without catalogs the page is English only, and no other language is offered. */
 START_TEST(test_missing_catalog)
 {
-	const struct i18n_lang *l = i18n_use(i18n_find("ps"), "/nonexistent/locale");
-
-	ck_assert_str_eq(l->code, "en");
-	ck_assert_ptr_eq(i18n_current(), l);
+	ck_assert_uint_eq(i18n_init("/nonexistent/locale"), 1);
+	ck_assert_ptr_null(i18n_find("ps"));
+	ck_assert_ptr_null(i18n_negotiate("ps, fa-AF"));
+	ck_assert_str_eq(i18n_current()->code, "en");
 	ck_assert_str_eq(_("Total"), "Total");
-	ck_assert_str_eq(i18n_use(i18n_find("fa-AF"), "/nonexistent/locale")->code, "en");
+}
+END_TEST
+
+/* The metadata of the shipped catalogs, read from the catalogs themselves. */
+START_TEST(test_shipped_meta)
+{
+	const struct i18n_lang *fa = i18n_find("fa-AF"), *ps = i18n_find("ps");
+
+	ck_assert_str_eq(fa->name, "دری");
+	ck_assert_str_eq(ps->name, "پښتو");
+	ck_assert(fa->rtl && ps->rtl && !i18n_find("en")->rtl);
+	ck_assert(fa->digits == I18N_DIGITS_PERSIAN && ps->digits == I18N_DIGITS_PERSIAN);
+	ck_assert_str_eq(i18n_current()->code, "en");   /* reading them leaves English current */
+}
+END_TEST
+
+/* Writes text to the file name in tmpdir; fails the test otherwise. */
+static void
+put_file(const char *name, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+#define PO_HEADER "msgid \"\"\nmsgstr \"Content-Type: text/plain; charset=UTF-8\\n\"\n\n"
+
+/*
+ * A language added the documented way, by its catalog alone: a German one compiled here, Dari
+ * copied under another name (prs, its ISO 639-3 code), and an Italian one without the three
+ * metadata texts. The worker offers them: Accept-Language, ?lang=, the links with their
+ * names, the page's direction, create-session's locale. Directories that are not catalog
+ * names, or hold no marketpay.mo, are not languages.
+ */
+START_TEST(test_added_catalog)
+{
+	char cmd[16384], msg[512], tags[256];
+	static const char *not_langs[] = { "EN_us", "de-DE", "x", "abcd", "de_de", "de_DEU" };
+	const struct i18n_lang *de, *prs, *it;
+	struct session_in in;
+	struct json_object *body;
+	struct html h = { 0 };
+	struct req req = { 0 };
+	size_t i;
+
+	put_file("de.po", PO_HEADER
+	    "msgctxt \"language name\"\nmsgid \"English\"\nmsgstr \"Deutsch & Co\"\n\n"
+	    "msgctxt \"text direction\"\nmsgid \"ltr\"\nmsgstr \"ltr\"\n\n"
+	    "msgctxt \"digits\"\nmsgid \"latin\"\nmsgstr \"latin\"\n\n"
+	    "msgid \"Total\"\nmsgstr \"Summe\"\n");
+	put_file("it.po", PO_HEADER "msgid \"Total\"\nmsgstr \"Totale\"\n");
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p de/LC_MESSAGES it/LC_MESSAGES "
+	    "prs/LC_MESSAGES fr/LC_MESSAGES && msgfmt -c -o de/LC_MESSAGES/marketpay.mo de.po && "
+	    "msgfmt -o it/LC_MESSAGES/marketpay.mo it.po && "
+	    "cp '%s/fa_AF/LC_MESSAGES/marketpay.mo' prs/LC_MESSAGES/", tmpdir, build_locale());
+	ck_assert_int_eq(system(cmd), 0);
+	for (i = 0; i < NELEM(not_langs); i++) {
+		snprintf(cmd, sizeof(cmd), "mkdir -p %s/%s/LC_MESSAGES && cp %s/de/LC_MESSAGES/"
+		    "marketpay.mo %s/%s/LC_MESSAGES/", tmpdir, not_langs[i], tmpdir, tmpdir, not_langs[i]);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+
+	ck_assert_uint_eq(i18n_init(tmpdir), 4);
+	i18n_tags(tags, sizeof(tags));
+	ck_assert_str_eq(tags, "en, de, it or prs");
+	ck_assert_ptr_nonnull(de = i18n_find("de"));
+	ck_assert_ptr_nonnull(prs = i18n_find("prs"));
+	ck_assert_ptr_nonnull(it = i18n_find("it"));
+	ck_assert_ptr_null(i18n_find("fa-AF"));   /* not in this locale_dir */
+	ck_assert_str_eq(de->name, "Deutsch & Co");
+	ck_assert(!de->rtl && de->digits == I18N_DIGITS_LATIN);
+	ck_assert_str_eq(prs->name, "دری");
+	ck_assert(prs->rtl && prs->digits == I18N_DIGITS_PERSIAN);
+	ck_assert_str_eq(it->name, "it");   /* no metadata: its tag, ltr, Latin digits */
+	ck_assert(!it->rtl && it->digits == I18N_DIGITS_LATIN);
+
+	/* Accept-Language and ?lang= (over the browser's choice) pick them. */
+	ck_assert_ptr_eq(i18n_negotiate("de-CH, fr;q=0.9"), de);
+	ck_assert_ptr_eq(i18n_negotiate("fr, prs;q=0.5"), prs);
+	req.accept_language = "de";
+	req.query = "lang=prs";
+	ck_assert_ptr_eq(checkout_page_lang(&req, NULL), prs);
+	ck_assert_str_eq(_("Total"), "مجموع");
+	req.query = NULL;
+	ck_assert_ptr_eq(checkout_page_lang(&req, "it"), it);   /* the session's locale */
+	ck_assert_str_eq(_("Total"), "Totale");
+	ck_assert_ptr_eq(checkout_page_lang(&req, NULL), de);
+	ck_assert_str_eq(_("Total"), "Summe");
+
+	/* The page: its direction from its catalog, a link to each other language, escaped. */
+	checkout_page_start(&h, prs, "t");
+	ck_assert_ptr_nonnull(strstr(h.p, "<html lang=\"prs\" dir=\"rtl\">"));
+	ck_assert_ptr_nonnull(strstr(h.p, "<span lang=\"prs\" aria-current=\"true\">دری</span>"));
+	ck_assert_ptr_nonnull(strstr(h.p, "<a href=\"?lang=de\" lang=\"de\" hreflang=\"de\">"
+	    "Deutsch &amp; Co</a>"));
+	ck_assert_ptr_nonnull(strstr(h.p, "<a href=\"?lang=it\" lang=\"it\" hreflang=\"it\">it</a>"));
+	ck_assert_ptr_nonnull(strstr(h.p, "<a href=\"?lang=en\" lang=\"en\" hreflang=\"en\">"
+	    "English</a>"));
+	ck_assert_ptr_null(strstr(h.p, "fa-AF"));
+	html_free(&h);
+
+	/* create-session takes the new language as its locale and names it when refusing. */
+	body = json_tokener_parse("{\"items\":[{\"id\":\"a\",\"name\":\"A\",\"price\":"
+	    "1.00}],\"locale\":\"de\"}");
+	ck_assert_msg(session_validate(body, 10, 100000, &in, msg, sizeof(msg)), "%s", msg);
+	json_object_put(in.db_items);
+	json_object_put(body);
+	body = json_tokener_parse("{\"items\":[{\"id\":\"a\",\"name\":\"A\",\"price\":"
+	    "1.00}],\"locale\":\"fa-AF\"}");
+	ck_assert(!session_validate(body, 10, 100000, &in, msg, sizeof(msg)));
+	ck_assert_str_eq(msg, "locale must be one of the hosted page's languages: en, de, it or prs");
+	json_object_put(body);
 }
 END_TEST
 
@@ -210,7 +374,11 @@ main(void)
 	tcase_add_test(t, test_typed_fields);
 	tcase_add_test(t, test_number);
 	tcase_add_test(t, test_switch);
+	tcase_add_checked_fixture(t, setup, NULL);
+	tcase_add_unchecked_fixture(t, make_tmpdir, remove_tmpdir);
 	tcase_add_test(t, test_missing_catalog);
+	tcase_add_test(t, test_shipped_meta);
+	tcase_add_test(t, test_added_catalog);
 	tcase_add_test(t, test_html_msg);
 	return run_suite(s);
 }
