@@ -178,7 +178,7 @@ START_TEST(test_intents_check_themselves)
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
 	    NULL), "mp_cancel_session,mp_expire_session,mp_pay_test_card,mp_pay_wallet,"
 	    "mp_purge_events,mp_purge_idempotency,mp_purge_sessions,mp_redeliver_event,mp_refund_session,mp_reverse_transfer,"
-	    "mp_rotate_webhook_secret,mp_transfer_send,mp_webhook_backlog");
+	    "mp_rotate_webhook_secret,mp_transfer_send");
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
 	fail0 = db_value("SELECT pin_failures FROM accounts WHERE account_number = $1", customer);
 	ck_assert_ptr_nonnull(fail0);
