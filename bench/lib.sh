@@ -15,6 +15,8 @@
 #                                ngx_pid, pool_pid, url
 #   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
 #   mp_session_params            a merchant, its key and the pgbench variables of a session
+#   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
+#                                a merchant ready for transfers and its pgbench variables
 #   cpu_snap, cpu_snap_of, cpu_report, cpu_other, note_other, pg_settle, children
 #                                the CPU each part of the stack (or any processes) used
 #                                during a run
@@ -150,6 +152,46 @@ mp_session_params() {
 		-D lifetime="$lifetime" -D ids='{"sku-1","sku-2"}' -D names='{"Green tea","Cup"}'
 		-D prices='{1250,300}')
 }
+
+# --- transfers: a merchant ready to send them, and what pgbench passes for it -------------
+# mp_pin_settings: tz (the config's timezone, default UTC) and pepper_hex (the stack's PIN
+# pepper as hex), both as the worker uses them.
+mp_pin_settings() {
+	local pepper
+	tz=$(sed -n 's/^[[:space:]]*timezone[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' "$MARKETPAY_CONFIG")
+	tz=${tz:-UTC}
+	pepper=$(sed -n 's/^[[:space:]]*pepper_file[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' "$MARKETPAY_CONFIG")
+	[ -r "$pepper" ] || die "cannot read the stack's pepper_file ($pepper)"
+	pepper_hex=$(od -An -v -tx1 "$pepper" | tr -d ' \n')
+}
+# mp_transfer_merchant NAME DEPOSIT NVENDORS: a merchant with a key, a random PIN, settlement
+# on, a settlement account holding DEPOSIT and NVENDORS vendor accounts; prints one line:
+# id, key, PIN, vendors ({VE...,...}).
+mp_transfer_merchant() {
+	local m key pin acct v vendors="" i
+	m=$(ctl merchant create --name "Bench $1")
+	key=$(ctl key create "$m")
+	pin=$(printf '%06d' $(( (RANDOM * 32768 + RANDOM) % 1000000 )))
+	printf %s "$pin" | ctl merchant pin "$m" >/dev/null
+	ctl merchant settlement "$m" on >/dev/null
+	acct=$(ctl account create --kind merchant --merchant "$m")
+	ctl account deposit "$acct" "$2" >/dev/null
+	for i in $(seq "$3"); do
+		v=$(ctl account create --kind vendor)
+		vendors="$vendors${vendors:+,}$v"
+	done
+	printf '%s %s %s {%s}\n' "$m" "$key" "$pin" "$vendors"
+}
+# mp_transfer_vars ID KEY PIN VENDORS: bench/pgbench-transfer.sql's variables for the
+# merchant, on one line: id, \x digest of the key, \x PIN digest and legacy digest as the
+# worker computes them (src/pin.c: HMAC-SHA256 under the pepper of
+# "marketpay-pin-v2:merchant:ID" NUL PIN, and of the PIN alone), vendors. Needs pepper_hex.
+mp_transfer_vars() {
+	printf '%s \\x%s \\x%s \\x%s %s\n' "$1" "$(printf %s "$2" | sha256sum | cut -d' ' -f1)" \
+		"$(printf 'marketpay-pin-v2:merchant:%s\0%s' "$1" "$3" | mp_pin_hmac)" \
+		"$(printf %s "$3" | mp_pin_hmac)" "$4"
+}
+mp_pin_hmac() { openssl dgst -sha256 -mac HMAC -macopt "hexkey:$pepper_hex" | awk '{ print $NF }'; }
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
 children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
