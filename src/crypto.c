@@ -195,12 +195,18 @@ crypto_pkey_load(const char *path)
 	pkey = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
 	fclose(fp);
 	if (pkey == NULL || EVP_PKEY_get_base_id(pkey) != EVP_PKEY_RSA ||
-	    (k = malloc(sizeof(*k))) == NULL) {
+	    EVP_PKEY_get_bits(pkey) < CRYPTO_PKEY_MIN_BITS || (k = malloc(sizeof(*k))) == NULL) {
 		EVP_PKEY_free(pkey);
 		return NULL;
 	}
 	k->pkey = pkey;
 	return k;
+}
+
+int
+crypto_pkey_bits(const struct crypto_pkey *k)
+{
+	return EVP_PKEY_get_bits(k->pkey);
 }
 
 void
@@ -258,11 +264,11 @@ out:
 int
 crypto_pkey_generate(const char *path, int bits)
 {
-	EVP_PKEY *pkey = EVP_RSA_gen((unsigned int)bits);
+	EVP_PKEY *pkey;
 	FILE *fp = NULL;
 	int fd, rc = -1;
 
-	if (pkey == NULL)
+	if (bits < CRYPTO_PKEY_MIN_BITS || (pkey = EVP_RSA_gen((unsigned int)bits)) == NULL)
 		return -1;
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640)) < 0 ||
 	    (fp = fdopen(fd, "w")) == NULL) {

@@ -68,8 +68,17 @@ int crypto_open(const unsigned char key[CRYPTO_KEY_LEN], const unsigned char *p,
 /* An RSA key pair for transfer PIN encryption; opaque outside crypto.c. */
 struct crypto_pkey;
 
-/* Loads a PEM private key from path. NULL when it cannot be read or parsed. */
+/* The smallest RSA key loaded or made: 2048 bits (112-bit security, NIST SP 800-57). */
+#define CRYPTO_PKEY_MIN_BITS 2048
+
+/*
+ * Loads a PEM private key from path. NULL when it cannot be read or parsed, is not RSA or
+ * has fewer than CRYPTO_PKEY_MIN_BITS bits.
+ */
 struct crypto_pkey *crypto_pkey_load(const char *path);
+
+/* The key's size in bits. */
+int crypto_pkey_bits(const struct crypto_pkey *k);
 
 /* Frees k (NULL is fine). */
 void crypto_pkey_free(struct crypto_pkey *k);
@@ -84,7 +93,10 @@ char *crypto_pkey_public_pem(const struct crypto_pkey *k);
 long crypto_pkey_decrypt(const struct crypto_pkey *k, const unsigned char *in, size_t len,
     unsigned char *out, size_t outlen);
 
-/* Makes a new RSA key of bits and writes its private PEM to path (mode 0640). 0 or -1. */
+/*
+ * Makes a new RSA key of bits (at least CRYPTO_PKEY_MIN_BITS) and writes its private PEM to
+ * path (mode 0640). 0 or -1.
+ */
 int crypto_pkey_generate(const char *path, int bits);
 
 #endif

@@ -45,7 +45,7 @@ static const struct command commands[] = {
 	{ "account", "unlock", ctl_account_unlock, "account unlock ACCOUNT" },
 	{ "account", "show", ctl_account_show, "account show ACCOUNT" },
 	{ "ledger", "verify", ctl_ledger_verify, "ledger verify" },
-	{ "pin-key", "generate", ctl_pin_key_generate, "pin-key generate [--force]" },
+	{ "pin-key", "generate", ctl_pin_key_generate, "pin-key generate [--bits 2048|3072|4096] [--force]" },
 	{ "merchant", "pin", ctl_merchant_pin, "merchant pin MERCHANT_ID < pin" },
 	{ "merchant", "unlock", ctl_merchant_unlock, "merchant unlock MERCHANT_ID" },
 	{ "merchant", "settlement", ctl_merchant_settlement,

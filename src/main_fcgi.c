@@ -147,8 +147,9 @@ worker(void *ctx)
 	/* Without the PIN key the other endpoints work; transfers answer 503. */
 	if ((app.pin_key = crypto_pkey_load(app.cfg.pin_key_file)) == NULL ||
 	    (app.pin_public_pem = crypto_pkey_public_pem(app.pin_key)) == NULL)
-		log_msg(LOG_LVL_WARN, NULL, "pin_key_file %s: no RSA private key; multi-vendor "
-		    "transfers are unavailable", app.cfg.pin_key_file);
+		log_msg(LOG_LVL_WARN, NULL, "pin_key_file %s: no RSA private key of at least %d "
+		    "bits; multi-vendor transfers are unavailable", app.cfg.pin_key_file,
+		    CRYPTO_PKEY_MIN_BITS);
 	metrics_worker_attach(&app);
 	db_ready(app.db);
 	log_msg(LOG_LVL_INFO, NULL, "worker ready");

@@ -164,6 +164,30 @@ START_TEST(test_pin_decrypt)
 }
 END_TEST
 
+/* A key below 2048 bits is neither made nor loaded: the workers would refuse transfers. */
+START_TEST(test_pin_key_size)
+{
+	EVP_PKEY *weak = EVP_RSA_gen(1024);
+	struct crypto_pkey *k;
+	FILE *fp;
+
+	ck_assert_int_eq(crypto_pkey_generate(otherfile, 1024), -1);
+	ck_assert_ptr_nonnull(weak);
+	ck_assert_ptr_nonnull(fp = fopen(otherfile, "w"));
+	ck_assert_int_eq(PEM_write_PrivateKey(fp, weak, NULL, NULL, 0, NULL, NULL), 1);
+	fclose(fp);
+	EVP_PKEY_free(weak);
+	ck_assert_ptr_null(crypto_pkey_load(otherfile));
+	ck_assert_int_eq(crypto_pkey_generate(otherfile, 3072), 0);
+	ck_assert_ptr_nonnull(k = crypto_pkey_load(otherfile));
+	ck_assert_int_eq(crypto_pkey_bits(k), 3072);
+	crypto_pkey_free(k);
+	ck_assert_ptr_nonnull(k = crypto_pkey_load(keyfile));
+	ck_assert_int_eq(crypto_pkey_bits(k), 2048);
+	crypto_pkey_free(k);
+}
+END_TEST
+
 START_TEST(test_base64)
 {
 	static const char *const bad[] = { "", "A", "AAA", "AA=A", "A===", "AA AA", "AAA\n",
@@ -214,6 +238,7 @@ main(void)
 	tcase_set_timeout(p, 30);
 	tcase_add_test(p, test_pin_decrypt);
 	tcase_add_test(p, test_base64);
+	tcase_add_test(p, test_pin_key_size);
 	suite_add_tcase(s, p);
 	return run_suite(s);
 }
