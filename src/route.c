@@ -50,7 +50,7 @@ static const struct route routes[] = {
 	{ "POST", "/api/v1/payment/create-session", false, "", DENY_SESSION, JSON,
 	  &session_body, IDEM, session_create, true },
 	{ "GET",  "/api/v1/payment/sessions/", true, "", DENY_SESSION, NULL, NULL, false,
-	  session_get, false },
+	  session_get, true },
 	{ "GET",  "/api/v1/payment/sessions", false, "", DENY_SESSION, NULL, NULL, false,
 	  sessions_list, false },
 	{ "POST", "/api/v1/payment/sessions/", true, "/refunds", DENY_SESSION, JSON,

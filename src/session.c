@@ -289,11 +289,43 @@ fail:
 	return NULL;
 }
 
+/*
+ * GET of a session. Without an Idempotency-Key (the route's own_auth) the key was not looked
+ * up yet: one statement does both, so a read is one round trip; a malformed id answers 404
+ * once the key has been settled after the handler.
+ */
 enum err
 session_get(struct app *app, struct req *req, void *in)
 {
+	const char *p[3] = { req->key_digest, config_env_name(&app->cfg), req->param };
+	struct json_object *body = NULL;
+	PGresult *r = NULL;
+	enum err e = ERR_OK;
+
 	(void)in;
-	return session_reply(app, req, "Payment session found.");
+	if (!req->auth_deferred)
+		return session_reply(app, req, "Payment session found.");
+	if (!valid_uuid(req->param))
+		req_fail(req, 404, "payment session not found");
+	else if ((r = db_run(app->db, DB_SESSION_GET_KEY, 3, p, &e)) == NULL)
+		;
+	else if (PQntuples(r) != 1) {
+		req->auth_deferred = false;
+		req_deny(req, req->deny != NULL ? req->deny : err_message(ERR_AUTH));
+	} else {
+		req->auth_deferred = false;
+		req->merchant_id = strtoll(PQgetvalue(r, 0, SESSION_GET_KEY_MERCHANT), NULL, 10);
+		snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
+		if (PQgetisnull(r, 0, SESSION_GET_KEY_OBJECT))
+			req_fail(req, 404, "payment session not found");
+		else if ((body = session_json(app, PQgetvalue(r, 0, SESSION_GET_KEY_OBJECT),
+		    (size_t)PQgetlength(r, 0, SESSION_GET_KEY_OBJECT), "Payment session found.")) == NULL ||
+		    req_reply_json(req, 200, body) != 0)
+			e = ERR_NOMEM;
+	}
+	json_object_put(body);
+	PQclear(r);
+	return e;
 }
 
 enum err

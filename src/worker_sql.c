@@ -34,6 +34,16 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	{ "session_get",
 	  "SELECT mp_session_json(s) FROM payment_sessions s"
 	  " WHERE s.id = $1::uuid AND s.merchant_id = $2" },
+	/*
+	 * DB_SESSION_GET_KEY: GET of a session in one round trip, the key looked up as auth_key
+	 * does: $1 key digest, $2 environment, $3 session id; enum session_get_key_col
+	 */
+	{ "session_get_key",
+	  "SELECT k.merchant_id, (SELECT mp_session_json(s) FROM payment_sessions s"
+	  " WHERE s.id = $3::uuid AND s.merchant_id = k.merchant_id) FROM api_keys k"
+	  " JOIN merchants m ON m.id = k.merchant_id"
+	  " WHERE k.digest = $1::bytea AND k.environment = $2"
+	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
 	/* DB_SESSION_ITEMS: $1 session id; enum session_items_col */
 	{ "session_items",
 	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"

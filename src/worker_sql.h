@@ -12,6 +12,7 @@ enum worker_stmt {
 	DB_AUTH_KEY,
 	DB_SESSION_CREATE,
 	DB_SESSION_GET,
+	DB_SESSION_GET_KEY,
 	DB_SESSION_ITEMS,
 	DB_LOCK_TIMEOUT,      /* no column read */
 	DB_IDEM_LOCK,         /* no column read */
@@ -46,6 +47,12 @@ enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES, SESSION_CRE
 
 /* DB_SESSION_GET: the session as the API shows it (mp_session_json), without its url */
 enum session_get_col { SESSION_GET_OBJECT };
+
+/*
+ * DB_SESSION_GET_KEY: the key's merchant and its session (NULL: none of its own by that id);
+ * no row: the key is refused
+ */
+enum session_get_key_col { SESSION_GET_KEY_MERCHANT, SESSION_GET_KEY_OBJECT };
 
 /* DB_SESSION_ITEMS: one row per item, in order */
 enum session_items_col { SESSION_ITEMS_ID, SESSION_ITEMS_NAME, SESSION_ITEMS_PRICE };

@@ -281,7 +281,7 @@ START_TEST(test_get_session)
 {
 	struct http_resp c, r;
 	struct json_object *items, *it, *v;
-	char path[256];
+	char path[256], bad[200];
 	const char *a[] = { fx.auth_a, NULL }, *b[] = { fx.auth_b, NULL };
 
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &c), 0);
@@ -316,6 +316,21 @@ START_TEST(test_get_session)
 	http_free(&r);
 	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/'%3B--", a, NULL, 0, &r), 0);
 	assert_fail(&r, 404, "payment session not found");
+	http_free(&r);
+	/* The read looks its key up in its own statement; an unknown key is still a 401 first. */
+	snprintf(bad, sizeof(bad), "Authorization: API-KEY %.40s%024d", fx.key_a, 7);
+	ck_assert_int_eq(http_do("GET", path, (const char *[]){ bad, NULL }, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/'%3B--",
+	    (const char *[]){ bad, NULL }, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	/* With an Idempotency-Key the key is looked up first, the session after: the same reply. */
+	ck_assert_int_eq(http_do("GET", path, (const char *[]){ fx.auth_a, "Idempotency-Key: g-1",
+	    NULL }, NULL, 0, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_str_eq(http_json_str(&r, "session_id"), http_json_str(&c, "session_id"));
 	http_free(&r);
 	http_free(&c);
 }

@@ -37,7 +37,7 @@ END_TEST
 START_TEST(test_key_lookup_by_digest)
 {
 	char auth[200], sql[4096];
-	const char *h[] = { auth, NULL }, *q;
+	const char *h[] = { auth, NULL }, *q, *p3;
 	struct http_resp r;
 	int i;
 
@@ -54,7 +54,10 @@ START_TEST(test_key_lookup_by_digest)
 	snprintf(sql, sizeof(sql), "%s", q);
 	ck_assert_msg(strstr(sql, "k.digest = $1::bytea") != NULL, "%s", sql);
 	ck_assert_msg(strstr(sql, "prefix") == NULL, "%s", sql);
-	ck_assert_msg(strstr(sql, "LIKE") == NULL && strstr(sql, "$3") == NULL, "%s", sql);
+	/* The only other parameter, in GET of a session's one statement, is the session id. */
+	ck_assert_msg(strstr(sql, "LIKE") == NULL && strstr(sql, "$4") == NULL, "%s", sql);
+	ck_assert_msg((p3 = strstr(sql, "$3")) == NULL || (strstr(sql, "s.id = $3::uuid") ==
+	    p3 - 7 && strstr(p3 + 2, "$3") == NULL), "%s", sql);
 	/* The digest column is unique: the comparison is an index probe, not a scan of text. */
 	ck_assert_str_eq(db_value("SELECT count(*) FROM pg_index i JOIN pg_attribute a ON"
 	    " a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid ="
