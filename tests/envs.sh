@@ -62,8 +62,10 @@ for u in marketpay-production marketpay-sandbox "$dba"; do
 	fi
 	made+=("$u")
 done
-check "step 2: the users exist, each with its own group" bash -c \
-	'for u in marketpay-production marketpay-sandbox; do [ "$(id -gn "$u")" = "$u" ] || exit 1; done'
+own_group() { [ "$(id -gn "$1")" = "$1" ]; }
+for u in marketpay-production marketpay-sandbox; do
+	check "step 2: $u exists, with its own group" own_group "$u"
+done
 
 # Step 3 on a cluster of our own: Debian's pg_hba.conf (when this machine has one), then
 # the README's two commands, as written, on this cluster's files.
@@ -78,6 +80,7 @@ readme_cmd() { # the README's line that contains $1, its paths pointed at this c
 	grep -F -- "$1" "$srcdir/README.md" | sed "s|/etc/postgresql/15/main/|$data/|g"
 }
 ident_cmd=$(readme_cmd 'marketpay-pg_ident.conf >>')
+# shellcheck disable=SC2016 # the README's text, $ex unexpanded
 hba_cmd=$(readme_cmd '/r $ex/marketpay-pg_hba.conf')
 check "README step 3 adds doc/postgresql/marketpay-pg_ident.conf" test -n "$ident_cmd"
 check "README step 3 inserts doc/postgresql/marketpay-pg_hba.conf" test -n "$hba_cmd"
@@ -200,8 +203,11 @@ done
 # The DBA: the command of marketpay-ledger(7), EXAMPLES, as the DBA's own OS user.
 dbacmd=$(grep -m1 '^psql -d marketpay_production -c ' "$srcdir/man/marketpay-ledger.7" || true)
 check "marketpay-ledger(7) documents the DBA's psql command" test -n "$dbacmd"
-rows=$(cd / && runuser -u "$dba" -- env PGHOST="$PGHOST" bash -c "$dbacmd" -- 2>>"$dir/dba.log" |
-	grep -c '|' || true)
+dba_rows() { # the lines with a column separator (header and rows) that $dbacmd prints
+	cd / || return
+	runuser -u "$dba" -- env PGHOST="$PGHOST" bash -c "$dbacmd" -- 2>>"$dir/dba.log" | grep -c '|'
+}
+rows=$(dba_rows || true)
 check "$dba runs it and gets rows (header + $((rows - 1)))" test "$rows" -ge 2 ||
 	cat "$dir/dba.log" >&2
 dba_sql() { # dba_sql DB SQL: runs SQL as the DBA; prints the error
