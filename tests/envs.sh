@@ -8,7 +8,8 @@
 # migrated and `db roles` run as the README runs them, the key directories made with the
 # README's modes under a temporary root. Then checks: each environment's OS user logs in as
 # its own roles, only to its own database, never as the other's; the unit's user and PGUSER
-# run the unit's command (the purge); neither user reads the other's keys; alice runs the
+# run the unit's command (the purge, the webhook daemon with its metrics directory made as
+# RuntimeDirectory= makes it); neither user reads the other's keys; alice runs the
 # command of marketpay-ledger(7) and gets rows, and is refused every write. Needs root
 # (exit 77, skipped, otherwise). Always stops the cluster and removes what it made.
 set -euo pipefail
@@ -116,8 +117,11 @@ secrets_key_file = $etc/$env/secrets.key
 pepper_file = $etc/$env/pin-pepper
 pin_key_file = $etc/$env/pin-key.pem
 sql_dir = $srcdir/sql
-metrics_dir =
+metrics_dir = $dir/run/metrics/$env
 CONF
+	# As the units' RuntimeDirectory=marketpay/metrics/%i makes it.
+	install -d -m 0755 "$dir/run" "$dir/run/metrics"
+	install -d -o "marketpay-$env" -g "marketpay-$env" -m 0750 "$dir/run/metrics/$env"
 	ctl=("$builddir/marketpayctl" -c "$etc/$env.conf")
 	"${ctl[@]}" db migrate >/dev/null
 	check "$env: db roles as the README runs it" "${ctl[@]}" db roles --app "mp_worker_$env" \
@@ -184,6 +188,36 @@ for env in "${envs[@]}"; do
 	check "the other environment's unit user ($uu, PGUSER=$ur) cannot purge marketpay_$o" \
 		bash -c "! (cd / && runuser -u '$uu' -- env PGUSER='$ur' '$builddir/marketpayctl' \
 			-c '$etc/$o.conf' purge >/dev/null 2>>'$dir/purge.log')"
+done
+
+# The webhook daemon as its unit runs it: it reads its keys, logs in and counts in its own
+# metrics directory; the other environment's user, with this environment's config, stops
+# at the keys.
+webhookd_runs() { # webhookd_runs ENV: up for 2 s as the unit's user, then a clean SIGTERM
+	local u r pid
+	u=$(unit_value marketpay-webhookd@.service User "$1")
+	r=$(unit_value marketpay-webhookd@.service PGUSER "$1")
+	(cd / && exec runuser -u "$u" -- env PGUSER="$r" "$builddir/marketpay-webhookd" \
+		-c "$etc/$1.conf" 2>>"$dir/webhookd-$1.log") &
+	pid=$!
+	sleep 2
+	kill -0 "$pid" 2>/dev/null || return 1
+	kill -TERM "$(pgrep -P "$pid")" # the daemon, runuser's child; runuser passes on its status
+	wait "$pid" && grep -q 'started' "$dir/webhookd-$1.log" &&
+		test -s "$dir/run/metrics/$1/$1-webhookd.metrics"
+}
+webhookd_stops_at_keys() { # webhookd_stops_at_keys USER-ENV CONFIG-ENV: exit 1, the key named
+	local rc=0
+	(cd / && runuser -u "marketpay-$1" -- env PGUSER="mp_webhookd_$1" timeout 10 \
+		"$builddir/marketpay-webhookd" -c "$etc/$2.conf") >/dev/null 2>"$dir/keys-$1.log" || rc=$?
+	[ "$rc" = 1 ] && grep -qF "secrets_key_file $etc/$2/secrets.key: cannot read" "$dir/keys-$1.log"
+}
+for env in "${envs[@]}"; do
+	o=$(other "$env")
+	check "marketpay-webhookd@$env runs as its unit's user and role, counts in metrics/$env" \
+		webhookd_runs "$env"
+	check "marketpay-$o cannot run marketpay-webhookd with $env's config (its keys)" \
+		webhookd_stops_at_keys "$o" "$env"
 done
 
 # Step 4's keys: root:marketpay-ENV 0750, files 0640.
