@@ -2,8 +2,10 @@
  * marketpayctl db roles: gives login roles the least-privilege group roles of
  * sql/006_roles.sql (marketpay_app, marketpay_webhookd, marketpay_readonly), creating a login
  * role that does not exist yet, and re-grants the read-only role every table (a migration
- * that adds a table would otherwise leave DBAs without it). Without arguments it lists who
- * holds each group role.
+ * that adds a table would otherwise leave DBAs without it). The group roles are the cluster's,
+ * shared by every environment's database, so the database itself is what keeps environments
+ * apart: CONNECT to the database run against is revoked from PUBLIC and granted to each login
+ * role named, never to a group. Without arguments it lists who holds each group role.
  */
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +76,10 @@ grant(struct ctl *c, const char *group, const char *role)
 	if (run_formatted(c, role, "SELECT format('GRANT %I TO %I', $2::text, $1::text)", 2,
 	    p) != 0)
 		return 1;
+	/* This database only: another environment's database never lists the role. */
+	if (run_formatted(c, role, "SELECT format('GRANT CONNECT ON DATABASE %I TO %I',"
+	    " current_database(), $1::text)", 1, p) != 0)
+		return 1;
 	printf("%s %s\n", role, group);
 	return 0;
 }
@@ -128,6 +134,8 @@ ctl_db_roles(struct ctl *c, int argc, char **argv)
 		return list(c);
 	if (db_begin(c->db) != ERR_OK)
 		return ctl_fail_db(c, "roles");
+	rc = run_formatted(c, "CONNECT", "SELECT format('REVOKE CONNECT ON DATABASE %I FROM PUBLIC',"
+	    " current_database())", 0, NULL);
 	for (g = 0; g < NGROUPS && rc == 0; g++)
 		if (role[g] != NULL)
 			rc = grant(c, groups[g].group, role[g]);

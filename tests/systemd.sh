@@ -40,8 +40,15 @@ done
 purge="$srcdir/systemd/marketpay-purge@.service"
 check "marketpay-purge@.service runs marketpayctl purge" \
 	grep -qx 'ExecStart=/usr/bin/marketpayctl -c /etc/marketpay/%i.conf purge' "$purge"
-check "marketpay-purge@.service runs as the workers' role" grep -qx 'Environment=PGUSER=mp_worker' \
-	"$purge"
+check "marketpay-purge@.service runs as the environment's workers' role" \
+	grep -qx 'Environment=PGUSER=mp_worker_%i' "$purge"
+# Each environment's programs run as its own OS user and group (tests/envs.sh logs them in).
+for f in "$srcdir"/systemd/*@.service; do
+	check "${f##*/} runs as marketpay-%i:marketpay-%i" bash -c \
+		"grep -qx 'User=marketpay-%i' '$f' && grep -qx 'Group=marketpay-%i' '$f'"
+done
+check "marketpay-webhookd@.service logs in as mp_webhookd_%i" \
+	grep -qx 'Environment=PGUSER=mp_webhookd_%i' "$srcdir/systemd/marketpay-webhookd@.service"
 # The pool: systemd holds its socket (a restart refuses no connection) and passes it on;
 # reload is SIGHUP to the pool, which starts new workers (tests/restart.sh runs both).
 fsock="$srcdir/systemd/marketpay-fcgi@.socket"

@@ -57,6 +57,22 @@ START_TEST(test_readonly_role_reads_and_writes_nothing)
 }
 END_TEST
 
+/*
+ * The group roles are the cluster's, shared by every environment's database: CONNECT is what
+ * keeps one environment's roles out of the other's database. db roles (tests/stack.sh ran
+ * it) took it from PUBLIC and gave it to each login role it named.
+ */
+START_TEST(test_connect_only_the_named_roles)
+{
+	ck_assert_str_eq(db_value("SELECT has_database_privilege('public', current_database(),"
+	    " 'CONNECT')::text", NULL), "false");
+	ck_assert_str_eq(db_value("SELECT string_agg(r, ',' ORDER BY r) FROM"
+	    " unnest(ARRAY['mp_worker', 'mp_webhookd', 'mp_dba', 'marketpay_app']) r"
+	    " WHERE has_database_privilege(r, current_database(), 'CONNECT')", NULL),
+	    "mp_dba,mp_webhookd,mp_worker");
+}
+END_TEST
+
 /* The daily purge timer runs marketpayctl with the workers' role: it may purge, only that. */
 START_TEST(test_worker_role_may_purge)
 {
@@ -136,6 +152,7 @@ main(void)
 	tcase_add_test(t, test_lists_the_stack_roles);
 	tcase_add_test(t, test_application_names);
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
+	tcase_add_test(t, test_connect_only_the_named_roles);
 	tcase_add_test(t, test_worker_role_may_purge);
 	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
 	    sizeof(ledger_writes) / sizeof(ledger_writes[0]));
