@@ -7,7 +7,8 @@ spawn-fcgi multiwatch mandoc curl wrk openssl chromium fonts-dejavu-core apache2
 clang libclang-rt-14-dev llvm tzdata
 patroni etcd-server etcd-client
 prometheus
-gettext"
+gettext
+debhelper lintian"
 
 mp_install_deps() {
 	local missing=() p
