@@ -14,12 +14,14 @@
 # `dpkg --purge` and checks that the users, /etc/marketpay and the files are gone.
 # Needs root (CI's throwaway machine); refuses to run where marketpay is installed, where
 # /etc/marketpay exists or where a marketpay-ENV user exists (the purge would remove them).
-# About 1.5 minutes, most of it the package's compile. KEEP=1 keeps the directory.
+# 1 to 2 minutes, most of it the package's compile and unit tests. KEEP=1 keeps a copy of
+# the directory (the package, its build and lintian logs).
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=$(cd "${top_builddir:-.}" && pwd)
 # shellcheck source=tests/lib.sh
 . "$srcdir/tests/lib.sh"
+# shellcheck disable=SC2034  # own_stack (tests/lib.sh) runs it
 stack="$srcdir/tests/stack.sh"
 env=sandbox units=/lib/systemd/system ex=/usr/share/doc/marketpay/examples
 
@@ -27,23 +29,22 @@ env=sandbox units=/lib/systemd/system ex=/usr/share/doc/marketpay/examples
 for t in dpkg-buildpackage dh lintian apt-get systemd-socket-activate systemd-analyze; do
 	command -v "$t" >/dev/null || bail "package: $t is missing (dev/deps.sh installs it)"
 done
-dpkg-query -W -f='${Status}' marketpay 2>/dev/null | grep -q 'ok installed' &&
-	bail "package: marketpay is installed on this machine; the test would purge it"
+installed() { dpkg-query -W -f='${Status}' marketpay 2>/dev/null | grep -q 'ok installed'; }
+! installed || bail "package: marketpay is installed on this machine; the test would purge it"
 [ ! -e /etc/marketpay ] || bail "package: /etc/marketpay exists; the purge would remove it"
 for e in production sandbox; do
 	getent passwd "marketpay-$e" >/dev/null &&
 		bail "package: user marketpay-$e exists; the purge would remove it"
 done
 
-installed() { dpkg-query -W -f='${Status}' marketpay 2>/dev/null | grep -q 'ok installed'; }
 # The pool and nginx of the package's files, stopped before the purge (userdel refuses a
 # user with processes) and on any exit.
 stop_served() {
-	[ -f "$dir/nginx/nginx.pid" ] && kill -QUIT "$(cat "$dir/nginx/nginx.pid")" 2>/dev/null
+	[ ! -f "$dir/nginx/nginx.pid" ] || kill -QUIT "$(cat "$dir/nginx/nginx.pid")" 2>/dev/null || true
 	if [ -f "$dir/holder.pid" ]; then
-		kill -TERM -- "-$(cat "$dir/holder.pid")" 2>/dev/null
+		kill -TERM -- "-$(cat "$dir/holder.pid")" 2>/dev/null || true
 		wait_for 15 bash -c "! pgrep -u marketpay-$env >/dev/null" ||
-			pkill -KILL -u "marketpay-$env" 2>/dev/null
+			pkill -KILL -u "marketpay-$env" 2>/dev/null || true
 		rm -f "$dir/holder.pid"
 	fi
 	return 0
