@@ -8,7 +8,8 @@ clang libclang-rt-14-dev llvm tzdata
 patroni etcd-server etcd-client
 prometheus
 gettext
-pgbackrest"
+pgbackrest
+debhelper lintian"
 
 mp_install_deps() {
 	local missing=() p
