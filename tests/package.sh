@@ -112,7 +112,7 @@ done
 for l in $(sed -e 's/#.*//' "$srcdir/po/LINGUAS"); do
 	check "catalog $l" test -s "/usr/share/locale/$l/LC_MESSAGES/marketpay.mo"
 done
-for f in "$srcdir"/systemd/*@.*; do
+for f in "$srcdir"/systemd/*@.* "$srcdir"/systemd/marketpay-backup-*.timer; do
 	check "unit ${f##*/} in $units" cmp -s "$f" "$units/${f##*/}"
 	check "example ${f##*/}" test -s "$ex/${f##*/}"
 done

@@ -43,10 +43,14 @@ check "marketpay-purge@.service runs marketpayctl purge" \
 check "marketpay-purge@.service runs as the environment's workers' role" \
 	grep -qx 'Environment=PGUSER=mp_worker_%i' "$purge"
 # Each environment's programs run as its own OS user and group (tests/envs.sh logs them in).
-for f in "$srcdir"/systemd/*@.service; do
+for f in "$srcdir"/systemd/marketpay-{fcgi,webhookd,purge}@.service; do
 	check "${f##*/} runs as marketpay-%i:marketpay-%i" bash -c \
 		"grep -qx 'User=marketpay-%i' '$f' && grep -qx 'Group=marketpay-%i' '$f'"
 done
+# The backup is the cluster's, not an environment's: pgBackRest runs as postgres.
+check "marketpay-backup@.service runs as postgres:postgres" bash -c \
+	"grep -qx 'User=postgres' '$srcdir/systemd/marketpay-backup@.service' &&
+	 grep -qx 'Group=postgres' '$srcdir/systemd/marketpay-backup@.service'"
 check "marketpay-webhookd@.service logs in as mp_webhookd_%i" \
 	grep -qx 'Environment=PGUSER=mp_webhookd_%i' "$srcdir/systemd/marketpay-webhookd@.service"
 # The pool: systemd holds its socket (a restart refuses no connection) and passes it on;
