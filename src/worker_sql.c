@@ -17,9 +17,14 @@
 const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_HEALTH */
 	{ "health", "SELECT 1" },
-	/* DB_AUTH_KEY: $1 digest (bytea hex), $2 environment; enum auth_key_col */
+	/*
+	 * DB_AUTH_KEY: $1 digest (bytea hex), $2 environment; enum auth_key_col. The key's use
+	 * is noted (a write) only when its last one is older than the granularity
+	 * (sql/023_key_last_use.sql); otherwise the statement reads only.
+	 */
 	{ "auth_key",
-	  "SELECT k.merchant_id, m.name, m.currency FROM api_keys k"
+	  "SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at)"
+	  " THEN mp_key_used(k.id) END FROM api_keys k"
 	  " JOIN merchants m ON m.id = k.merchant_id"
 	  " WHERE k.digest = $1::bytea AND k.environment = $2"
 	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
