@@ -164,8 +164,9 @@ START_TEST(test_worker_can)
 END_TEST
 
 /*
- * The security definer functions the role can reach are exactly the intents, and each
- * checks what it is asked: without the customer's PIN a wallet pays nothing (the attempt is
+ * The security definer functions the role can reach are exactly the intents (and
+ * mp_key_used, which only notes when an API key was last used), and each checks what it
+ * is asked: without the customer's PIN a wallet pays nothing (the attempt is
  * counted), without the merchant's PIN no transfer moves money.
  */
 START_TEST(test_intents_check_themselves)
