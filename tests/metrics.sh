@@ -42,10 +42,12 @@ sdir="$dir/stack"
 prom_pid="" lock_pid=""
 cleanup() {
 	local code=$?
-	[ -n "$lock_pid" ] && kill "$lock_pid" 2>/dev/null
+	# Under set -e a kill of a process already gone (prometheus exits by itself on a bad
+	# rule file) would end the cleanup here and leave the stack running.
+	[ -n "$lock_pid" ] && { kill "$lock_pid" 2>/dev/null || true; }
 	if [ -n "$prom_pid" ]; then
-		kill "$prom_pid" 2>/dev/null
-		wait "$prom_pid" 2>/dev/null
+		kill "$prom_pid" 2>/dev/null || true
+		wait "$prom_pid" 2>/dev/null || true
 	fi
 	# Stopped workers would not stop.
 	pkill -CONT -f "^[^ ]*marketpay-fcgi -c $sdir/worker.conf" 2>/dev/null
