@@ -74,6 +74,10 @@ int ctl_account_create(struct ctl *c, int argc, char **argv);
 int ctl_account_deposit(struct ctl *c, int argc, char **argv);
 int ctl_account_pin(struct ctl *c, int argc, char **argv);
 int ctl_account_show(struct ctl *c, int argc, char **argv);
+/* account freeze|unfreeze|close ACCOUNT --reason TEXT (ctl_account_status.c) */
+int ctl_account_freeze(struct ctl *c, int argc, char **argv);
+int ctl_account_unfreeze(struct ctl *c, int argc, char **argv);
+int ctl_account_close(struct ctl *c, int argc, char **argv);
 int ctl_ledger_verify(struct ctl *c, int argc, char **argv);
 int ctl_pin_key_generate(struct ctl *c, int argc, char **argv);
 int ctl_merchant_pin(struct ctl *c, int argc, char **argv);

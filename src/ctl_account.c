@@ -179,6 +179,14 @@ ctl_account_show(struct ctl *c, int argc, char **argv)
 	    strcmp(PQgetvalue(r, 0, SHOW_HAS_PIN), "t") == 0 ? "set" : "none",
 	    PQgetvalue(r, 0, SHOW_CREATED));
 	PQclear(r);
+	/* Its changes of status (sql/022_account_status.sql), the reason kept on one line. */
+	if (ctl_exec_rows(c, "account show",
+	    "SELECT 'status_change', mp_iso(s.changed_at), s.old_status, s.new_status,"
+	    " s.changed_by, coalesce(s.os_user, '-'),"
+	    " coalesce(translate(s.reason, E'\\t\\n\\r', '   '), '-')"
+	    " FROM account_status_changes s JOIN accounts a ON a.id = s.account_id"
+	    " WHERE a.account_number = $1 ORDER BY s.id", 1, p) != 0)
+		return 1;
 	/*
 	 * The statement: one entry per line, oldest first, with the running balance. The kind is
 	 * the entry's (ledger_entry_kinds): a vendor's debit inside a refund is a reversal.

@@ -74,7 +74,8 @@ ctl_key_revoke(struct ctl *c, int argc, char **argv)
 }
 
 /* Columns of key list's query. */
-enum { KEY_LIST_ID, KEY_LIST_PREFIX, KEY_LIST_ENVIRONMENT, KEY_LIST_STATUS, KEY_LIST_CREATED };
+enum { KEY_LIST_ID, KEY_LIST_PREFIX, KEY_LIST_ENVIRONMENT, KEY_LIST_STATUS, KEY_LIST_CREATED,
+	KEY_LIST_LAST_USED };
 
 int
 ctl_key_list(struct ctl *c, int argc, char **argv)
@@ -88,13 +89,15 @@ ctl_key_list(struct ctl *c, int argc, char **argv)
 	p[0] = argv[0];
 	if ((r = ctl_exec(c, "key list",
 	    "SELECT id, prefix, environment, CASE WHEN revoked_at IS NULL THEN 'active'"
-	    " ELSE 'revoked' END, mp_iso(created_at) FROM api_keys WHERE merchant_id = $1::bigint"
-	    " ORDER BY id", 1, p)) == NULL)
+	    " ELSE 'revoked' END, mp_iso(created_at), coalesce(mp_iso(last_used_at), 'never')"
+	    " FROM api_keys WHERE merchant_id = $1::bigint ORDER BY id", 1, p)) == NULL)
 		return 1;
+	/* Last used: to within 10 minutes (sql/023_key_last_use.sql), or never. */
 	for (i = 0; i < PQntuples(r); i++)
-		printf("%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, KEY_LIST_ID),
+		printf("%s\t%s\t%s\t%s\t%s\t%s\n", PQgetvalue(r, i, KEY_LIST_ID),
 		    PQgetvalue(r, i, KEY_LIST_PREFIX), PQgetvalue(r, i, KEY_LIST_ENVIRONMENT),
-		    PQgetvalue(r, i, KEY_LIST_STATUS), PQgetvalue(r, i, KEY_LIST_CREATED));
+		    PQgetvalue(r, i, KEY_LIST_STATUS), PQgetvalue(r, i, KEY_LIST_CREATED),
+		    PQgetvalue(r, i, KEY_LIST_LAST_USED));
 	PQclear(r);
 	return 0;
 }

@@ -20,6 +20,12 @@ const uint64_t metrics_bucket_us[METRICS_BUCKETS] = {
 	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 2500000, 10000000,
 };
 
+/* 0.1 s, 0.5 s, 1 s, 2.5 s, 5 s, 10 s, 30 s, 1 min, 5 min, 15 min, 1 h. */
+const uint64_t metrics_slow_bucket_us[METRICS_BUCKETS] = {
+	100000, 500000, 1000000, 2500000, 5000000, 10000000, 30000000, 60000000, 300000000,
+	900000000, 3600000000,
+};
+
 struct head {
 	uint32_t magic;
 	uint32_t slots;
@@ -202,9 +208,15 @@ metrics_add(size_t i, uint64_t n)
 size_t
 metrics_bucket(uint64_t us)
 {
+	return metrics_bucket_in(metrics_bucket_us, us);
+}
+
+size_t
+metrics_bucket_in(const uint64_t *bounds, uint64_t us)
+{
 	size_t b = 0;
 
-	while (b < METRICS_BUCKETS && us > metrics_bucket_us[b])
+	while (b < METRICS_BUCKETS && us > bounds[b])
 		b++;
 	return b;
 }
@@ -212,9 +224,15 @@ metrics_bucket(uint64_t us)
 void
 metrics_observe(size_t hist, uint64_t us)
 {
+	metrics_observe_in(hist, metrics_bucket_us, us);
+}
+
+void
+metrics_observe_in(size_t hist, const uint64_t *bounds, uint64_t us)
+{
 	if (mine == NULL)
 		return;
-	__atomic_fetch_add(&mine->v[hist + metrics_bucket(us)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&mine->v[hist + metrics_bucket_in(bounds, us)], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&mine->v[hist + METRICS_BUCKETS + 1], us, __ATOMIC_RELAXED);
 }
 

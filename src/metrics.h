@@ -30,6 +30,9 @@ char *metrics_path(const char *dir, const char *env, const char *program, char *
 #define METRICS_BUCKETS 11
 extern const uint64_t metrics_bucket_us[METRICS_BUCKETS];
 
+/* The same for what takes seconds to an hour (a webhook event's way to its endpoint). */
+extern const uint64_t metrics_slow_bucket_us[METRICS_BUCKETS];
+
 /* A histogram inside a slot: per-bucket (not cumulative) counts, +Inf last, then the sum. */
 #define METRICS_HIST_LEN (METRICS_BUCKETS + 2)
 
@@ -49,11 +52,17 @@ void metrics_add(size_t i, uint64_t n);
 /* Counts one observation of us microseconds into the histogram at counter index hist. */
 void metrics_observe(size_t hist, uint64_t us);
 
+/* The same for a histogram with the upper bounds bounds (METRICS_BUCKETS of them). */
+void metrics_observe_in(size_t hist, const uint64_t *bounds, uint64_t us);
+
 /* Marks this process busy with a request (true) or waiting for one (false). */
 void metrics_set_busy(bool busy);
 
 /* The bucket of a histogram that us microseconds fall in (METRICS_BUCKETS: +Inf). */
 size_t metrics_bucket(uint64_t us);
+
+/* The same for the upper bounds bounds (METRICS_BUCKETS of them). */
+size_t metrics_bucket_in(const uint64_t *bounds, uint64_t us);
 
 /* What metrics_read found: the sums, and the processes alive with a slot. */
 struct metrics_sum {

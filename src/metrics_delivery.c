@@ -30,6 +30,13 @@ metrics_delivery_done(const char *result, long duration_ms)
 }
 
 void
+metrics_delivery_latency(long long latency_ms)
+{
+	metrics_observe_in(MD_LATENCY_HIST, metrics_slow_bucket_us,
+	    latency_ms > 0 ? (uint64_t)latency_ms * 1000 : 0);
+}
+
+void
 metrics_delivery_text(struct metrics_text *t, const uint64_t *v, unsigned senders)
 {
 	static const char attempts[] = "marketpay_webhook_attempts_total";
@@ -44,6 +51,11 @@ metrics_delivery_text(struct metrics_text *t, const uint64_t *v, unsigned sender
 	    "Duration of each webhook delivery attempt, connect to answer.");
 	metrics_text_histogram(t, "marketpay_webhook_attempt_duration_seconds", "",
 	    v + MD_ATTEMPT_HIST);
+	metrics_text_family(t, "marketpay_webhook_delivery_latency_seconds", "histogram",
+	    "From an event's creation (database clock) to the 2xx of its endpoint, for events "
+	    "delivered without a redelivery asked for; retries included.");
+	metrics_text_histogram_in(t, "marketpay_webhook_delivery_latency_seconds", "",
+	    v + MD_LATENCY_HIST, metrics_slow_bucket_us);
 	metrics_text_family(t, "marketpay_webhookd_senders", "gauge",
 	    "marketpay-webhookd sender processes alive.");
 	metrics_text_value(t, "marketpay_webhookd_senders", "", senders);

@@ -12,7 +12,9 @@ enum metrics_delivery {
 	MD_DEAD,            /* attempts that failed for the last time: the event is dead */
 	MD_DB_RECONNECTS,   /* database connections made again after one was lost */
 	MD_ATTEMPT_HIST,    /* a histogram (METRICS_HIST_LEN): each attempt's duration */
-	MD__MAX = MD_ATTEMPT_HIST + METRICS_HIST_LEN
+	/* a histogram (METRICS_HIST_LEN, metrics_slow_bucket_us): event created to delivered */
+	MD_LATENCY_HIST = MD_ATTEMPT_HIST + METRICS_HIST_LEN,
+	MD__MAX = MD_LATENCY_HIST + METRICS_HIST_LEN
 };
 
 /* Takes this sender's slot in metrics_dir/ENV-webhookd.metrics (logs why not). */
@@ -20,6 +22,9 @@ void metrics_delivery_attach(const struct config *cfg);
 
 /* Counts one finished attempt: result "delivered", "retry" or "dead", and its duration. */
 void metrics_delivery_done(const char *result, long duration_ms);
+
+/* Counts one event delivered latency_ms after it was created. */
+void metrics_delivery_latency(long long latency_ms);
 
 /*
  * Writes the families of the daemon's counters v (MD__MAX of them, summed) and how many

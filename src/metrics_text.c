@@ -79,6 +79,13 @@ void
 metrics_text_histogram(struct metrics_text *t, const char *name, const char *labels,
     const uint64_t *hist)
 {
+	metrics_text_histogram_in(t, name, labels, hist, metrics_bucket_us);
+}
+
+void
+metrics_text_histogram_in(struct metrics_text *t, const char *name, const char *labels,
+    const uint64_t *hist, const uint64_t *bounds)
+{
 	char le[48];
 	uint64_t cum = 0, b;
 	size_t i;
@@ -86,7 +93,7 @@ metrics_text_histogram(struct metrics_text *t, const char *name, const char *lab
 	for (i = 0; i <= METRICS_BUCKETS; i++) {
 		cum += hist[i];
 		if (i < METRICS_BUCKETS) {
-			b = metrics_bucket_us[i];
+			b = bounds[i];
 			snprintf(le, sizeof(le), "le=\"%" PRIu64 ".%06" PRIu64 "\"", b / 1000000,
 			    b % 1000000);
 		} else

@@ -36,6 +36,10 @@ void metrics_text_seconds(struct metrics_text *t, const char *name, const char *
 void metrics_text_histogram(struct metrics_text *t, const char *name, const char *labels,
     const uint64_t *hist);
 
+/* The same with the upper bounds bounds (METRICS_BUCKETS of them, in microseconds). */
+void metrics_text_histogram_in(struct metrics_text *t, const char *name, const char *labels,
+    const uint64_t *hist, const uint64_t *bounds);
+
 /*
  * Appends name="value" to the label set in out (size outlen, "" to start), value escaped
  * as the format wants (backslash, double quote, newline). Returns out; a label that does

@@ -36,5 +36,8 @@
 #define SQLSTATE_IN_FLIGHT         "MP042"  /* mp_redeliver_event: being delivered now */
 /* Secret rotation (sql/015_secret_rotation.sql): a 400. */
 #define SQLSTATE_NO_SECRET         "MP043"  /* mp_rotate_webhook_secret: no secret yet */
+/* Account status (sql/022_account_status.sql): marketpayctl prints the message. */
+#define SQLSTATE_STATUS_REFUSED    "MP050"  /* closed is final; close at zero; not the funding
+                                             * account */
 
 #endif

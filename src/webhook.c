@@ -33,6 +33,9 @@ struct flight {
 	char merchant[24];
 	char *url;            /* NULL: the merchant has none */
 	int attempts;         /* made before this one, since queued or redelivered */
+	long long age_ms;     /* the event's age when claimed (database clock); -1: unknown */
+	long long claimed;    /* monotonic ms when it was claimed */
+	long long ended;      /* monotonic ms when the attempt ended */
 	bool ok;
 	const char *result;   /* delivered, retry, dead */
 	long delay;           /* retry: seconds until the next attempt */
@@ -183,6 +186,7 @@ finish(struct webhook *w, struct flight *f, bool ok, const struct webhook_result
 
 	f->ok = ok;
 	f->res = *res;
+	f->ended = mono_ms();
 	f->delay = webhook_schedule_next(&w->schedule, f->attempts + 1);
 	f->result = ok ? "delivered" : f->delay < 0 ? "dead" : "retry";
 	if (w->ndone == w->capdone) {
@@ -278,6 +282,9 @@ start(struct webhook *w, const PGresult *claim, int i)
 	snprintf(f->id, sizeof(f->id), "%s", PQgetvalue(claim, i, WH_CLAIM_ID));
 	snprintf(f->merchant, sizeof(f->merchant), "%s", PQgetvalue(claim, i, WH_CLAIM_MERCHANT));
 	f->attempts = atoi(PQgetvalue(claim, i, WH_CLAIM_ATTEMPTS));
+	f->age_ms = PQgetisnull(claim, i, WH_CLAIM_AGE_MS) ? -1 :
+	    strtoll(PQgetvalue(claim, i, WH_CLAIM_AGE_MS), NULL, 10);
+	f->claimed = w->last_claim;
 	if (!PQgetisnull(claim, i, WH_CLAIM_URL))
 		f->url = strdup(PQgetvalue(claim, i, WH_CLAIM_URL));
 	if (f->url == NULL)
@@ -429,6 +436,13 @@ record(struct webhook *w)
 	PQclear(r);
 	for (i = 0; i < w->ndone; i++) {
 		metrics_delivery_done(w->done[i]->result, w->done[i]->res.duration_ms);
+		/*
+		 * Its latency: the age the database gave at the claim, then this sender's
+		 * monotonic clock from the claim to the 2xx: no two clocks are compared.
+		 */
+		if (w->done[i]->ok && w->done[i]->age_ms >= 0)
+			metrics_delivery_latency(w->done[i]->age_ms + w->done[i]->ended -
+			    w->done[i]->claimed);
 		log_outcome(w->done[i]);
 		flight_free(w->done[i]);
 	}

@@ -23,7 +23,8 @@ enum wh_claim_col {
 	WH_CLAIM_ATTEMPTS,
 	WH_CLAIM_URL,
 	WH_CLAIM_SECRET,     /* bytea, or NULL */
-	WH_CLAIM_PREVIOUS    /* bytea: the previous secret within its rotation window, or NULL */
+	WH_CLAIM_PREVIOUS,   /* bytea: the previous secret within its rotation window, or NULL */
+	WH_CLAIM_AGE_MS      /* the event's age at the claim, or NULL: not observed */
 };
 
 /* WH_RECORD: how many of the events changed state (the others' leases had run out) */

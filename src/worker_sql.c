@@ -2,6 +2,16 @@
 #include "worker_sql.h"
 
 /*
+ * An API key looked up by its digest ($1) and environment ($2), live and of an active
+ * merchant, as k and m; and its last use noted when the stored one is stale (sql/023).
+ */
+#define KEY_LOOKUP \
+	" FROM api_keys k JOIN merchants m ON m.id = k.merchant_id" \
+	" WHERE k.digest = $1::bytea AND k.environment = $2" \
+	" AND k.revoked_at IS NULL AND m.status = 'active'"
+#define KEY_USED "CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END"
+
+/*
  * A PIN lock as two columns: until when (ISO 8601; "" for the hard lock the operator lifts,
  * NULL for none) and the seconds left (NULL for none or hard).
  */
@@ -17,12 +27,13 @@
 const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_HEALTH */
 	{ "health", "SELECT 1" },
-	/* DB_AUTH_KEY: $1 digest (bytea hex), $2 environment; enum auth_key_col */
+	/*
+	 * DB_AUTH_KEY: $1 digest (bytea hex), $2 environment; enum auth_key_col. The key's use
+	 * is noted (a write) only when its last one is older than the granularity
+	 * (sql/023_key_last_use.sql); otherwise the statement reads only.
+	 */
 	{ "auth_key",
-	  "SELECT k.merchant_id, m.name, m.currency FROM api_keys k"
-	  " JOIN merchants m ON m.id = k.merchant_id"
-	  " WHERE k.digest = $1::bytea AND k.environment = $2"
-	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
+	  "SELECT k.merchant_id, m.name, m.currency, " KEY_USED KEY_LOOKUP },
 	/* DB_SESSION_CREATE: $1 the API key's digest, $2 environment, $3 user_id, $4 email,
 	 * $5 and $6 the redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices
 	 * (array literals), $11 the page's locale or NULL: see mp_create_session in
@@ -40,10 +51,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 */
 	{ "session_get_key",
 	  "SELECT k.merchant_id, (SELECT mp_session_json(s) FROM payment_sessions s"
-	  " WHERE s.id = $3::uuid AND s.merchant_id = k.merchant_id) FROM api_keys k"
-	  " JOIN merchants m ON m.id = k.merchant_id"
-	  " WHERE k.digest = $1::bytea AND k.environment = $2"
-	  " AND k.revoked_at IS NULL AND m.status = 'active'" },
+	  " WHERE s.id = $3::uuid AND s.merchant_id = k.merchant_id), " KEY_USED KEY_LOOKUP },
 	/* DB_SESSION_ITEMS: $1 session id; enum session_items_col */
 	{ "session_items",
 	  "SELECT item_id, name, price FROM session_items WHERE session_id = $1::uuid"

@@ -857,6 +857,9 @@ expect_error "400 'marketplace settlement is not enabled for this merchant'" 400
 new_shop on 10.00
 poor=$shop poor_key=$shop_key
 usd=$(ctl account create --kind vendor --currency "$([ "$currency" = EUR ] && echo USD || echo EUR)")
+# A vendor the operator froze (marketpayctl account freeze): it takes no transfer.
+frozen_vendor=$(ctl account create --kind vendor)
+ctl account freeze "$frozen_vendor" --reason 'api-examples: under review' >/dev/null
 before=$(footprint)
 send "$poor_key" "$(transfer_body "$(good)" "$v0" 12.00 "$v0" 24.00)"
 expect_error "400 'vendors[1].account_number repeats vendors[0].account_number'" 400 \
@@ -874,6 +877,9 @@ send "$poor_key" "$(transfer_body "$(good)" "$shop_acct" 1.00)"
 expect_error "400 for the merchant's own account" 400 "*"
 send "$poor_key" "$(transfer_body "$(good)" "$usd" 1.00)"
 expect_error "400 for a vendor account of another currency" 400 "*"
+send "$poor_key" "$(transfer_body "$(good)" "$v0" 1.00 "$frozen_vendor" 1.00)"
+expect_error "400 'vendors[1].account_number is not active' (a frozen vendor)" 400 \
+	"vendors[1].account_number is not active"
 send "$poor_key" "$(transfer_body "$(good)" "$v0" 1.001)"
 expect_error "400 for an amount with three decimals" 400 "vendors[0].amount must have at most two decimal places"
 many=()

@@ -164,8 +164,9 @@ START_TEST(test_worker_can)
 END_TEST
 
 /*
- * The security definer functions the role can reach are exactly the intents, and each
- * checks what it is asked: without the customer's PIN a wallet pays nothing (the attempt is
+ * The security definer functions the role can reach are exactly the intents (and
+ * mp_key_used, which only notes when an API key was last used), and each checks what it
+ * is asked: without the customer's PIN a wallet pays nothing (the attempt is
  * counted), without the merchant's PIN no transfer moves money.
  */
 START_TEST(test_intents_check_themselves)
@@ -176,7 +177,7 @@ START_TEST(test_intents_check_themselves)
 	ck_assert_str_eq(db_value("SELECT string_agg(p.proname, ',' ORDER BY p.proname)"
 	    " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prosecdef AND"
 	    " n.nspname = 'public' AND has_function_privilege('mp_worker', p.oid, 'EXECUTE')",
-	    NULL), "mp_cancel_session,mp_expire_session,mp_pay_test_card,mp_pay_wallet,"
+	    NULL), "mp_cancel_session,mp_expire_session,mp_key_used,mp_pay_test_card,mp_pay_wallet,"
 	    "mp_purge_events,mp_purge_idempotency,mp_purge_sessions,mp_redeliver_event,mp_refund_session,mp_reverse_transfer,"
 	    "mp_rotate_webhook_secret,mp_transfer_send");
 	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));

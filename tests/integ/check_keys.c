@@ -1,7 +1,8 @@
 /*
  * API keys against the real stack (tests/integration.sh): stored as their SHA-256 digest
  * only, and looked up by that digest alone; refused from the request after a revocation or
- * a merchant disabled (marketpayctl merchant disable), by every worker, also by create-session's own lookup.
+ * a merchant disabled (marketpayctl merchant disable), by every worker, also by create-session's own lookup;
+ * and their last use, noted at most once per 10 minutes (marketpayctl key list).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,80 @@ START_TEST(test_create_key_first)
 }
 END_TEST
 
+/* A key's last use as marketpayctl key list shows it, and its row's xmin (which a write moves). */
+static const char *
+last_use(const char *key)
+{
+	return db_value("SELECT coalesce(mp_iso(last_used_at), 'never') || ' ' || xmin FROM"
+	    " api_keys WHERE digest = sha256(convert_to($1, 'UTF8'))", key);
+}
+
+/* GETs the session list as key (auth_key's lookup); it must answer 200. */
+static void
+use_key(const char *key)
+{
+	char auth[200];
+	const char *h[] = { auth, NULL };
+	struct http_resp r;
+
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions", h, NULL, 0, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+}
+
+/*
+ * key list: last used, noted by the key lookups themselves (auth_key, and create-session's
+ * own) at most once per 10 minutes, so a request within that window writes nothing (the
+ * row's xmin stays); never for an unused key; a revoked key shows revoked and its last use.
+ */
+START_TEST(test_key_list_last_use)
+{
+	char m[32], keys[3][160], auth[200], was[128], cmd[256], out[2048], want[256];
+	const char *h[] = { JSON_CT, auth, NULL }, *s;
+	struct http_resp r;
+	int i;
+
+	snprintf(m, sizeof(m), "%s", ctl("merchant create --name Lastuse"));
+	for (i = 0; i < 3; i++) {
+		need((s = ctl("key create %s", m)) != NULL, "key create");
+		snprintf(keys[i], sizeof(keys[i]), "%s", s);
+		ck_assert_str_eq(strtok(strcpy(was, last_use(keys[i])), " "), "never");
+	}
+	use_key(keys[0]);
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", keys[1]);
+	ck_assert_int_eq(create(auth, GOOD_BODY, -1, NULL, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(matches(last_use(keys[i]), "^20[0-9-]{8}T[0-9:]{8}\\+00:00 [0-9]+$"),
+		    "key %d: %s", i, last_use(keys[i]));
+	/* Used again within the window: nothing written, by either lookup. */
+	snprintf(was, sizeof(was), "%s", last_use(keys[0]));
+	use_key(keys[0]);
+	ck_assert_str_eq(last_use(keys[0]), was);
+	snprintf(was, sizeof(was), "%s", last_use(keys[1]));
+	ck_assert_int_eq(http_do("POST", CREATE, h, GOOD_BODY, -1, &r), 0);
+	ck_assert_int_eq(r.status, 200);
+	http_free(&r);
+	ck_assert_str_eq(last_use(keys[1]), was);
+	/* After it: noted again. */
+	ck_assert_ptr_nonnull(db_value("UPDATE api_keys SET last_used_at = '2020-01-01T00:00:00Z'"
+	    " WHERE digest = sha256(convert_to($1, 'UTF8')) RETURNING 1", keys[0]));
+	use_key(keys[0]);
+	ck_assert_str_eq(db_value("SELECT last_used_at > now() - interval '1 minute' FROM api_keys"
+	    " WHERE digest = sha256(convert_to($1, 'UTF8'))", keys[0]), "t");
+	need(ctl("key revoke %.16s", keys[0]) != NULL, "key revoke");
+	snprintf(cmd, sizeof(cmd), CTL "key list %s", m);
+	ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "\t%.16s\tsandbox\t%s\t[^\t]+\t%s\n", keys[i],
+		    i == 0 ? "revoked" : "active", i == 2 ? "never" : "20[0-9-]{8}T[0-9:]{8}\\+00:00");
+		ck_assert_msg(matches(out, want), "no line %s in:\n%s", want, out);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -238,5 +313,6 @@ main(void)
 	tcase_add_test(t, test_disabled_at_once);
 	tcase_add_test(t, test_revoked_while_disconnected);
 	tcase_add_test(t, test_create_key_first);
+	tcase_add_test(t, test_key_list_last_use);
 	return fixture_main(s, NULL, NULL);
 }

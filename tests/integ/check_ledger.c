@@ -13,19 +13,6 @@
 #include "checkout_form.h"
 #include "fixture.h"
 
-/* Runs the shell command cmd; its output (both streams) into out[n]; its exit status. */
-static int
-run_capture(const char *cmd, char *out, size_t n)
-{
-	FILE *p = popen(cmd, "r");
-	size_t got;
-
-	ck_assert_ptr_nonnull(p);
-	got = fread(out, 1, n - 1, p);
-	out[got] = '\0';
-	return pclose(p);
-}
-
 static const char *const tampering[] = {
 	"UPDATE ledger_entries SET amount = amount + 1",
 	"DELETE FROM ledger_entries",

@@ -307,10 +307,13 @@ START_TEST(test_merchant_short)
 }
 END_TEST
 
-/* A frozen or closed wallet takes no refund; active again, it does. */
+/*
+ * A frozen wallet takes no refund; active again, it does. A closed one (spent to zero
+ * first: only such a wallet closes, for good) takes none either.
+ */
 START_TEST(test_wallet_frozen)
 {
-	char cust[16], sid[37], rid[40];
+	char cust[16], sid[37], rid[40], spent[16], sid2[37];
 
 	new_customer("20.00", cust);
 	paid_session(shop.auth, "10.00", "order-frozen", cust, sid);
@@ -318,9 +321,11 @@ START_TEST(test_wallet_frozen)
 	    " account_number = $1 RETURNING 1", cust));
 	assert_refused(shop.auth, refunds_path(sid), "{}", 400,
 	    "the customer's wallet to refund is frozen: nothing can be refunded to it");
+	new_customer("10.00", spent);
+	paid_session(shop.auth, "10.00", "order-closed", spent, sid2);
 	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET status = 'closed' WHERE"
-	    " account_number = $1 RETURNING 1", cust));
-	assert_refused(shop.auth, refunds_path(sid), "{\"amount\":1.00}", 400,
+	    " account_number = $1 RETURNING 1", spent));
+	assert_refused(shop.auth, refunds_path(sid2), "{\"amount\":1.00}", 400,
 	    "the customer's wallet to refund is closed: nothing can be refunded to it");
 	ck_assert_ptr_nonnull(db_value("UPDATE accounts SET status = 'active' WHERE"
 	    " account_number = $1 RETURNING 1", cust));

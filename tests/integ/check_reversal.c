@@ -152,17 +152,21 @@ START_TEST(test_vendor_short)
 }
 END_TEST
 
-/* A frozen or closed vendor account cannot be debited; active again, it can. */
+/*
+ * A frozen vendor account cannot be debited; active again, it can. A closed one (paid out
+ * to zero first: only such an account closes, for good) cannot either.
+ */
 START_TEST(test_vendor_frozen)
 {
-	char v[1][16], tr[1][40], id[40];
+	char v[2][16], tr[2][40], id[40];
 
-	transfer_new(1, v, (const char *const[]){ "5.00" }, tr);
+	transfer_new(2, v, (const char *const[]){ "5.00", "3.00" }, tr);
 	set_status(v[0], "frozen");
 	assert_refused(shop.auth, reversals_path(tr[0]), "{}", 400,
 	    "transfer_id: the vendor account is frozen, and cannot be debited");
-	set_status(v[0], "closed");
-	assert_refused(shop.auth, reversals_path(tr[0]), "{\"amount\":1.00}", 400,
+	vendor_spends(v[1], "300");
+	set_status(v[1], "closed");
+	assert_refused(shop.auth, reversals_path(tr[1]), "{\"amount\":1.00}", 400,
 	    "transfer_id: the vendor account is closed, and cannot be debited");
 	set_status(v[0], "active");
 	/* An account relabelled by the operator to another currency is named, not a 500. */

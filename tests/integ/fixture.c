@@ -407,3 +407,15 @@ fixture_main(Suite *s, void (*setup)(void), void (*teardown)(void))
 	curl_global_cleanup();
 	return rc;
 }
+
+int
+run_capture(const char *cmd, char *out, size_t n)
+{
+	FILE *p = popen(cmd, "r");
+	size_t got;
+
+	ck_assert_ptr_nonnull(p);
+	got = fread(out, 1, n - 1, p);
+	out[got] = '\0';
+	return pclose(p);
+}

@@ -154,6 +154,9 @@ int http_parallel_held(PGconn *held, int want, int n, const struct http_req *req
 /* The message of a 400 with success false, or NULL when r is something else. */
 const char *refusal(const struct http_resp *r);
 
+/* Runs the shell command cmd; its standard output into out[n]; its exit status. */
+int run_capture(const char *cmd, char *out, size_t n);
+
 /* Runs a shell command; returns its exit status. */
 int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
