@@ -43,7 +43,7 @@
 
 -- @create: POST /api/v1/payment/create-session with an Idempotency-Key (mpload sends one)
 \set k random(1, 999999999999)
-SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
@@ -56,7 +56,7 @@ COMMIT;
 \set k random(1, 999999999999)
 \set card random(1, 100) <= :cardpct
 \set wi :client_id % :nwallets + 1
-SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
@@ -82,7 +82,7 @@ SELECT outcome, transaction_id, CASE WHEN locked_until = 'infinity' THEN '' ELSE
 \set first random(1, :nvendors)
 \set last :first + :nv - 1
 \set cents random(100, 999)
-SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('tr-' || :client_id || '-' || :k), 7201));

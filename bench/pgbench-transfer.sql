@@ -21,5 +21,5 @@
 -- mp_transfer_send answers a refusal as a row, not an error: bench/transfer checks that
 -- every pgbench transaction made a transfer.
 \set r random(1, 999999999999999)
-SELECT k.merchant_id, m.name, m.currency FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 SELECT outcome, detail, message, CASE WHEN locked_until = 'infinity' THEN '' ELSE mp_iso(locked_until) END, CASE WHEN isfinite(locked_until) THEN greatest(ceil(extract(epoch FROM locked_until - now())), 1)::bigint END, transfer_id, amount, transaction_date FROM mp_transfer_send(:merchant::bigint, :pin_digest::bytea, :pin_legacy::bytea, extract(epoch FROM now())::bigint, 'pgbench-' || :client_id || '-' || lpad(:r, 15, '0'), :accounts::text[], :amounts::bigint[], :tz);
