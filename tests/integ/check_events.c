@@ -420,8 +420,8 @@ START_TEST(test_subscriptions)
 	PQfinish(c);
 	ck_assert_str_eq(subscription(m.id), "session.canceled");
 
-	/* A decline's event is recorded skipped (GET events lists it), never sent; a cancel's
-	 * is queued. */
+	/* Without a webhook URL every event is recorded skipped (GET events lists it), never
+	 * sent, subscribed or not (sql/025). */
 	open_session(m.auth, "10.00", "sub-1", sid);
 	pay_card(sid, DECLINED, &r);
 	http_free(&r);
@@ -431,13 +431,24 @@ START_TEST(test_subscriptions)
 	http_free(&r);
 	ck_assert_str_eq(db_value("SELECT string_agg(type || ' ' || status, ',' ORDER BY type)"
 	    " FROM webhook_events WHERE merchant_id = $1::bigint", m.id),
-	    "payment.failed skipped,session.canceled pending");
+	    "payment.failed skipped,session.canceled skipped");
 
 	/* With a URL: the secret first, the types stored with it; then every type again. */
 	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url %s --events"
 	    " payment.failed,session.expired", m.id, getenv("MARKETPAY_WEBHOOK_RECEIVER")));
 	ck_assert(strncmp(sec, "whsec_", 6) == 0);
 	ck_assert_str_eq(subscription(m.id), "payment.failed,session.expired");
+	/* With the URL: a decline's event (subscribed) is queued, a cancel's is skipped. */
+	open_session(m.auth, "10.00", "sub-4", sid2);
+	post_form(sid2, "action=cancel", &r);
+	http_free(&r);
+	open_session(m.auth, "10.00", "sub-5", sid);
+	pay_card(sid, DECLINED, &r);
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT string_agg(type || ' ' || (status = 'skipped'), ','"
+	    " ORDER BY type, created_at) FROM webhook_events WHERE merchant_id = $1::bigint",
+	    m.id), "payment.failed true,payment.failed false,session.canceled true,"
+	    "session.canceled true");
 	ck_assert_str_eq(ctl("merchant webhook %s --events all", m.id), "all");
 	ck_assert_str_eq(subscription(m.id), "");
 	open_session(m.auth, "10.00", "sub-3", sid);
