@@ -28,8 +28,9 @@ LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
     RETURNING last_used_at;
 $$;
 REVOKE EXECUTE ON FUNCTION mp_key_use_stale(timestamptz), mp_key_used(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION mp_key_use_stale(timestamptz), mp_key_used(bigint)
-    TO marketpay_app, marketpay_readonly;
+-- The DBAs' read-only role may read the rule, not write a key's last use.
+GRANT EXECUTE ON FUNCTION mp_key_use_stale(timestamptz) TO marketpay_app, marketpay_readonly;
+GRANT EXECUTE ON FUNCTION mp_key_used(bigint) TO marketpay_app;
 
 -- mp_create_session of 013, the key's use noted as above.
 CREATE OR REPLACE FUNCTION mp_create_session(

@@ -54,6 +54,10 @@ START_TEST(test_readonly_role_reads_and_writes_nothing)
 	ck_assert_str_eq(as_role("mp_report_t",
 	    "INSERT INTO ledger_transactions (kind) VALUES ('adjustment')"), "42501");
 	ck_assert_str_eq(as_role("mp_report_t", "UPDATE accounts SET balance = 0"), "42501");
+	/* Nor through a function that runs with its owner's rights: it may run none. */
+	ck_assert_str_eq(db_value("SELECT coalesce(string_agg(p.proname, ','), '') FROM pg_proc p"
+	    " WHERE p.prosecdef AND p.pronamespace = 'public'::regnamespace"
+	    " AND has_function_privilege('marketpay_readonly', p.oid, 'EXECUTE')", NULL), "");
 }
 END_TEST
 
