@@ -266,37 +266,6 @@ START_TEST(test_dead)
 }
 END_TEST
 
-/*
- * An event made (mp_queue_event, as a payment makes it) while the merchant has no webhook
- * URL is recorded skipped: no attempt, no retry schedule; redelivered once a URL is set, it
- * goes out. (Before sql/025 it was pending and went through every attempt to dead.)
- */
-START_TEST(test_no_url_skipped)
-{
-	char m[32], sec[128], ev[64];
-	struct json_object **r;
-	int n;
-
-	snprintf(m, sizeof(m), "%s", ctl("merchant create --name 'No URL yet'"));
-	snprintf(ev, sizeof(ev), "%s", db_value("SELECT mp_queue_event($1::bigint,"
-	    " 'payment.succeeded', '{\"n\":1}'::json)", m));
-	ck_assert_str_eq(db_value("SELECT status || ' ' || attempts FROM webhook_events"
-	    " WHERE id = $1", ev), "skipped 0");
-	usleep(1500 * 1000);   /* longer than the daemon's poll: it would have tried by now */
-	ck_assert_str_eq(db_value("SELECT count(*) FROM webhook_attempts WHERE event_id = $1",
-	    ev), "0");
-	ck_assert_str_eq(db_value("SELECT status FROM webhook_events WHERE id = $1", ev),
-	    "skipped");
-	snprintf(sec, sizeof(sec), "%s", ctl("merchant webhook %s --url %s", m, receiver));
-	ck_assert_str_eq(ctl("webhook redeliver %s", ev), ev);
-	wait_status(ev, "delivered");
-	ck_assert_int_eq(receiver_wait(ev, 1, 5000), 1);
-	r = receiver_requests(ev, &n);
-	ck_assert_msg(receiver_signature_ok(sec, r[0]), "not signed with the merchant's secret");
-	receiver_free(r);
-}
-END_TEST
-
 /* webhook redeliver: a dead event goes out once the endpoint works; a delivered one again. */
 START_TEST(test_redeliver)
 {
@@ -558,7 +527,6 @@ webhook_suite(void)
 	tcase_add_test(t, test_receiver_down);
 	tcase_add_test(t, test_dead);
 	tcase_add_test(t, test_redeliver);
-	tcase_add_test(t, test_no_url_skipped);
 	tcase_add_test(t, test_two_daemons);
 	tcase_add_test(t, test_sigterm_finishes);
 	tcase_add_test(t, test_private_refused);
