@@ -18,12 +18,13 @@ LANGUAGE sql STABLE AS $$
     SELECT p_last IS NULL OR p_last < now() - interval '10 minutes'
 $$;
 
--- Notes a use of key p_key now, when it is due (checked again here, under the row lock it
--- takes without waiting). Returns the time written, or NULL when nothing was.
+-- Notes a use of key p_key now, when it is due and the key is not revoked (both checked
+-- here, under the row lock it takes without waiting: the workers' role may call it with any
+-- id, so it checks its one intent itself). Returns the time written, or NULL when nothing was.
 CREATE FUNCTION mp_key_used(p_key bigint) RETURNS timestamptz
 LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
     UPDATE api_keys SET last_used_at = now()
-    WHERE id = (SELECT k.id FROM api_keys k WHERE k.id = p_key
+    WHERE id = (SELECT k.id FROM api_keys k WHERE k.id = p_key AND k.revoked_at IS NULL
                 AND mp_key_use_stale(k.last_used_at) FOR UPDATE SKIP LOCKED)
     RETURNING last_used_at;
 $$;

@@ -291,6 +291,11 @@ START_TEST(test_key_list_last_use)
 	ck_assert_str_eq(db_value("SELECT last_used_at > now() - interval '1 minute' FROM api_keys"
 	    " WHERE digest = sha256(convert_to($1, 'UTF8'))", keys[0]), "t");
 	need(ctl("key revoke %.16s", keys[0]) != NULL, "key revoke");
+	/* mp_key_used, which the workers' role may call with any id, notes no revoked key. */
+	ck_assert_ptr_nonnull(db_value("UPDATE api_keys SET last_used_at = '2020-01-01T00:00:00Z'"
+	    " WHERE digest = sha256(convert_to($1, 'UTF8')) RETURNING 1", keys[0]));
+	ck_assert_str_eq(db_value("SELECT coalesce(mp_key_used(id)::text, 'none') FROM api_keys"
+	    " WHERE digest = sha256(convert_to($1, 'UTF8'))", keys[0]), "none");
 	snprintf(cmd, sizeof(cmd), CTL "key list %s", m);
 	ck_assert_int_eq(run_capture(cmd, out, sizeof(out)), 0);
 	for (i = 0; i < 3; i++) {
