@@ -3,8 +3,10 @@
 # their own on the stack's PostgreSQL, sessions (open, paid, with items) are stored, then
 # marketpayctl db migrate applies the rest. Checks: every row is as it was; payment_sessions,
 # session_items and their indexes were not rewritten (018 moves columns to domains without a
-# rewrite; PostgreSQL always rebuilds the partial indexes on such columns); no constraint is left NOT VALID; the rules moved into domains still refuse bad
-# rows (check_violation); db status has nothing pending. Always stops the stack.
+# rewrite; PostgreSQL always rebuilds the partial indexes on such columns); no constraint is
+# left NOT VALID; the rules moved into domains still refuse bad rows (check_violation), and so
+# does each rule across columns that 030 folded into one CHECK, under its own constraint name;
+# db status has nothing pending. Always stops the stack.
 set -euo pipefail
 
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -77,6 +79,19 @@ for bad in "UPDATE payment_sessions SET currency = 'afn' WHERE id = '$id'" \
 	"UPDATE session_items SET name = '' WHERE session_id = '$id'"; do
 	state=$(q -c "\\set VERBOSITY sqlstate" -c "$bad" 2>&1 || true)
 	check "refused with check_violation: $bad" [ "$state" = "ERROR:  23514" ]
+done
+# The rules across columns, one CHECK since 030: each still refused, under its own name.
+paid_id=$(q -c "SELECT id FROM payment_sessions WHERE status = 'paid' LIMIT 1")
+for rule in "payment_sessions_check:SET expires_at = created_at WHERE id = '$id'" \
+	"paid_has_payment:SET status = 'paid' WHERE id = '$id'" \
+	"refunds_within_amount:SET amount_refunded = amount + 1 WHERE id = '$paid_id'" \
+	"refunded_means_all:SET status = 'refunded' WHERE id = '$paid_id'" \
+	"refunds_only_when_paid:SET amount_refunded = 1 WHERE id = '$id'" \
+	"payment_sessions_locale_check:SET locale = 'EN' WHERE id = '$id'"; do
+	name=${rule%%:*}
+	said=$(q -c "\\set VERBOSITY verbose" -c "UPDATE payment_sessions ${rule#*:}" 2>&1 || true)
+	check "refused as $name: ${rule#*:}" grep -q "^ERROR:  23514: .*check constraint \"$name\"" <<<"$said"
+	grep -q "check constraint \"$name\"" <<<"$said" || printf '%s\n' "$said" >&2
 done
 check "and nothing changed" [ "$(rows)" = "$rows_before" ]
 finish

@@ -152,13 +152,12 @@ static const struct damage damages[] = {
 	  { "refunds differ from the session's amount_refunded", "refund does not credit its payer",
 	    "merchant's entry is not the net of refund and reversals" } },
 	/* What the CHECKs would refuse: with them dropped, as a restore without them could. */
-	{ "ALTER TABLE payment_sessions DROP CONSTRAINT refunds_within_amount,"
-	  " DROP CONSTRAINT refunded_means_all;"
+	{ "ALTER TABLE payment_sessions DROP CONSTRAINT payment_sessions_rules;"
 	  " UPDATE payment_sessions SET amount_refunded = amount + 1 WHERE id = " CARD_SESSION,
 	  "UPDATE payment_sessions SET amount_refunded = amount WHERE id = " CARD_SESSION ";"
-	  " ALTER TABLE payment_sessions"
-	  " ADD CONSTRAINT refunds_within_amount CHECK (amount_refunded BETWEEN 0 AND amount),"
-	  " ADD CONSTRAINT refunded_means_all CHECK ((status = 'refunded') = (amount_refunded = amount))",
+	  " ALTER TABLE payment_sessions ADD CONSTRAINT payment_sessions_rules CHECK"
+	  " (mp_session_rules(status, amount, amount_refunded, paid_at, transaction_id,"
+	  " payment_method, created_at, expires_at, locale))",
 	  { "refunds differ from the session's amount_refunded", "session refunded above its amount",
 	    "session status does not match its refunds" } },
 	{ "ALTER TABLE transfers DROP CONSTRAINT reversals_within_amount;"
