@@ -63,7 +63,7 @@ const struct config_key config_keys[] = {
 	{ "retention_events_days", CONFIG_LONG, OFF(retention_events_days), 30, 36500, "90" },
 	{ "retention_sessions_days", CONFIG_LONG, OFF(retention_sessions_days), 30, 36500, "365" },
 	/* The processes' counters, one file per program and environment; "" = none kept. */
-	{ "metrics_dir",         CONFIG_STR,   OFF(metrics_dir), 0, 0, "/run/marketpay" },
+	{ "metrics_dir",         CONFIG_STR,   OFF(metrics_dir), 0, 0, "/run/marketpay/metrics" },
 };
 
 const size_t config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

@@ -103,6 +103,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.idempotency_ttl, 86400);
 	ck_assert_str_eq(c.log_file, "syslog");
 	ck_assert_str_eq(c.log_level, "info");
+	ck_assert_str_eq(c.metrics_dir, "/run/marketpay/metrics");
 	config_free(&c);
 	ck_assert_ptr_null(c.database);
 }
