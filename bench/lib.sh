@@ -22,6 +22,8 @@
 #                                during a run
 #   to_ms, wrk_rps, wrk_pct, wrk_total, wrk_non2xx, wrk_sockerr, ratio, met, warn_disturbed
 #                                wrk's output, the figures made of it, a disturbed run
+#   mp_run_pgbench, pgbench_tps, pgbench_avg, pgbench_ok
+#                                a pgbench run of conns clients and its output
 # shellcheck shell=bash disable=SC2317 # functions called from traps
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -282,5 +284,22 @@ warn_disturbed() {
 		"the machine was not idle and the figures (above all the ratios) are disturbed. Rerun on a" \
 		"quiet machine." | sed "s/^/${1:-}/"
 }
+
+# --- pgbench -------------------------------------------------------------------------------
+# mp_run_pgbench OUTDIR SECONDS SCRIPT [ARG...]: pgbench -n -M prepared, conns clients on 2
+# threads, for SECONDS, in OUTDIR (stdout, stderr); client is its pid meanwhile.
+mp_run_pgbench() {
+	local dir=$1 secs=$2 script=$3
+	shift 3
+	mkdir -p "$dir"
+	(cd "$dir" && exec "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$script" \
+		"$@" >stdout 2>stderr) &
+	client=$!
+	wait "$client" || { cat "$dir/stderr" "$dir/stdout" >&2; die "pgbench failed"; }
+	client=
+}
+pgbench_tps() { awk '/^tps = / { print $3; exit }' "$1/stdout"; }
+pgbench_avg() { awk '/^latency average = / { print $4; exit }' "$1/stdout"; }
+pgbench_ok() { grep -q '^number of failed transactions: 0 ' "$1/stdout"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
 met() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }
