@@ -1,6 +1,6 @@
 # Shared by the benchmarks (sourced, not run): bench/create-session, bench/transfer,
 # bench/checkout-page,
-# bench/mixed (and through it bench/soak), bench/key-timing and bench/webhooks.
+# bench/wallet-pay, bench/mixed (and through it bench/soak), bench/key-timing and bench/webhooks.
 #   here, srcdir                 bench/ and the source tree
 #   die, say                     a message prefixed with "$me: " (default bench) to stderr
 #   posint VALUE                 true when VALUE is a positive integer
@@ -17,11 +17,16 @@
 #   mp_session_params            a merchant, its key and the pgbench variables of a session
 #   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
 #                                a merchant ready for transfers and its pgbench variables
+#   mp_pay_setup, mp_pay_sessions, mp_wallet_pay_script
+#                                merchants, wallets with a PIN and open sessions to pay (the
+#                                tables bench.*); the pgbench script of a wallet payment
 #   cpu_snap, cpu_snap_of, cpu_report, cpu_other, note_other, pg_settle, children
 #                                the CPU each part of the stack (or any processes) used
 #                                during a run
 #   to_ms, wrk_rps, wrk_pct, wrk_total, wrk_non2xx, wrk_sockerr, ratio, met, warn_disturbed
 #                                wrk's output, the figures made of it, a disturbed run
+#   mp_run_pgbench, pgbench_tps, pgbench_avg, pgbench_ok
+#                                a pgbench run of conns clients and its output
 # shellcheck shell=bash disable=SC2317 # functions called from traps
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -191,6 +196,52 @@ mp_transfer_vars() {
 		"$(printf 'marketpay-pin-v2:merchant:%s\0%s' "$1" "$3" | mp_pin_hmac)" \
 		"$(printf %s "$3" | mp_pin_hmac)" "$4"
 }
+# --- wallet payments: sessions made in advance, each paid once ----------------------------
+# mp_pay_setup MERCHANTS WALLETS PIN: the tables of schema bench: merchants (i, key digest),
+# wallets (i, account number, PIN digest and legacy digest as src/pay_wallet.c makes them for
+# PIN: owner "account:NUMBER"), each wallet a customer account holding 10,000,000.00 of the
+# stack's default currency; and pay, the sessions of mp_pay_sessions. Needs pepper_hex.
+mp_pay_setup() {
+	local i m k a
+	psql -c "CREATE SCHEMA bench;
+		CREATE TABLE bench.merchants (i int PRIMARY KEY, digest bytea NOT NULL);
+		CREATE TABLE bench.wallets (i int PRIMARY KEY, account text NOT NULL,
+			digest text NOT NULL, legacy text NOT NULL);
+		CREATE TABLE bench.pay (run text, n int, sid uuid NOT NULL, account text NOT NULL,
+			digest text NOT NULL, legacy text NOT NULL, PRIMARY KEY (run, n));"
+	for i in $(seq "$1"); do
+		m=$(ctl merchant create --name "Shop $i")
+		k=$(ctl key create "$m")
+		echo "$i \\x$(printf %s "$k" | sha256sum | cut -d' ' -f1)"
+	done | psql -c "\\copy bench.merchants FROM STDIN WITH (FORMAT csv, DELIMITER ' ')"
+	for i in $(seq "$2"); do
+		a=$(ctl account create --kind customer --name "Bench wallet $i")
+		ctl account deposit "$a" 10000000.00 >/dev/null
+		printf %s "$3" | ctl account pin "$a" >/dev/null
+		printf '%s %s \\x%s \\x%s\n' "$i" "$a" \
+			"$(printf 'marketpay-pin-v2:account:%s\0%s' "$a" "$3" | mp_pin_hmac)" \
+			"$(printf %s "$3" | mp_pin_hmac)"
+	done | psql -c "\\copy bench.wallets FROM STDIN WITH (FORMAT csv, DELIMITER ' ')"
+}
+# mp_pay_sessions RUN COUNT MERCHANTS WALLETS: COUNT open sessions (a day's lifetime, two
+# items, 15.50 in all, redirect URLs set) of the first MERCHANTS merchants, made as the service
+# makes them (mp_create_session), each to be paid from one of the first WALLETS wallets: rows
+# (RUN, 1..COUNT) of bench.pay.
+mp_pay_sessions() {
+	psql -c "INSERT INTO bench.pay SELECT '$1', g, (SELECT id FROM mp_create_session(m.digest,
+		'sandbox', 'order-' || g, 'b@example.com', 'https://shop.example/ok',
+		'https://shop.example/no', 86400, '{sku-1,sku-2}', '{\"Green tea\",\"A cup\"}',
+		'{1250,300}')), w.account, w.digest, w.legacy
+		FROM generate_series(1, $2) g JOIN bench.merchants m ON m.i = 1 + g % $3
+		JOIN bench.wallets w ON w.i = 1 + g % $4"
+}
+# mp_wallet_pay_script OUT: bench/pgbench-wallet-pay.sql with the page's statements
+# (bench/pgbench-checkout-page.sql) before the payment's, as the worker sends them, into OUT.
+mp_wallet_pay_script() {
+	awk -v page="$here/pgbench-checkout-page.sql" '/^SELECT outcome/ {
+		while ((getline l < page) > 0) if (l !~ /^--/) print l
+	} { print }' "$here/pgbench-wallet-pay.sql" >"$1"
+}
 mp_pin_hmac() { openssl dgst -sha256 -mac HMAC -macopt "hexkey:$pepper_hex" | awk '{ print $NF }'; }
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
@@ -282,5 +333,22 @@ warn_disturbed() {
 		"the machine was not idle and the figures (above all the ratios) are disturbed. Rerun on a" \
 		"quiet machine." | sed "s/^/${1:-}/"
 }
+
+# --- pgbench -------------------------------------------------------------------------------
+# mp_run_pgbench OUTDIR SECONDS SCRIPT [ARG...]: pgbench -n -M prepared, conns clients on 2
+# threads, for SECONDS, in OUTDIR (stdout, stderr); client is its pid meanwhile.
+mp_run_pgbench() {
+	local dir=$1 secs=$2 script=$3
+	shift 3
+	mkdir -p "$dir"
+	(cd "$dir" && exec "$pgbench" -n -M prepared -c "$conns" -j 2 -T "$secs" -f "$script" \
+		"$@" >stdout 2>stderr) &
+	client=$!
+	wait "$client" || { cat "$dir/stderr" "$dir/stdout" >&2; die "pgbench failed"; }
+	client=
+}
+pgbench_tps() { awk '/^tps = / { print $3; exit }' "$1/stdout"; }
+pgbench_avg() { awk '/^latency average = / { print $4; exit }' "$1/stdout"; }
+pgbench_ok() { grep -q '^number of failed transactions: 0 ' "$1/stdout"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
 met() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }

@@ -68,17 +68,17 @@ finish(struct req *req, const struct i18n_lang *l, PGresult *s, bool ok, const c
 }
 
 /*
- * Loads the session and its items and sets *l, the page's language (the session's locale
- * counts once it is loaded); on failure leaves a response in req and returns false.
+ * Loads the session with its items (one row each) and sets *l, the page's language (the
+ * session's locale counts once it is loaded); on failure leaves a response in req and returns
+ * false.
  */
 static bool
-load(struct app *app, struct req *req, PGresult **s, PGresult **items,
-    const struct i18n_lang **l)
+load(struct app *app, struct req *req, PGresult **s, const struct i18n_lang **l)
 {
 	const char *p[1] = { req->param };
 	enum err e;
 
-	*s = *items = NULL;
+	*s = NULL;
 	*l = checkout_page_lang(req, NULL);
 	if (!valid_uuid(req->param)) {
 		checkout_page_message(req, *l, 404, _("Page not found"),
@@ -90,13 +90,12 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items,
 		    _("Payments are unavailable for a moment. Please try again shortly."), NULL);
 		return false;
 	}
-	if ((*s = db_run(app->db, DB_CHECKOUT_GET, 1, p, &e)) == NULL ||
-	    (PQntuples(*s) == 1 && (*items = db_run(app->db, DB_SESSION_ITEMS, 1, p, &e)) == NULL)) {
+	if ((*s = db_run(app->db, DB_CHECKOUT_GET, 1, p, &e)) == NULL) {
 		checkout_page_message(req, *l, err_http_status(e), _("Something went wrong"),
 		    _("Please try again shortly."), NULL);
 		return false;
 	}
-	if (PQntuples(*s) != 1) {
+	if (PQntuples(*s) == 0) {
 		checkout_page_message(req, *l, 404, _("Page not found"),
 		    _("There is no payment page here."), NULL);
 		return false;
@@ -109,16 +108,15 @@ load(struct app *app, struct req *req, PGresult **s, PGresult **items,
 enum err
 checkout_get(struct app *app, struct req *req, void *in)
 {
-	PGresult *s = NULL, *items = NULL;
+	PGresult *s = NULL;
 	const struct i18n_lang *l;
 
-	if (load(app, req, &s, &items, &l)) {
+	if (load(app, req, &s, &l)) {
 		if (strcmp(PQgetvalue(s, 0, CHECKOUT_GET_STATUS), "open") == 0)
-			checkout_render_open(app, req, l, s, items, NULL, NULL);
+			checkout_render_open(app, req, l, s, NULL, NULL);
 		else
 			checkout_render_closed(req, l, s, PQgetvalue(s, 0, CHECKOUT_GET_STATUS));
 	}
-	PQclear(items);
 	PQclear(s);
 	(void)in;
 	return ERR_OK;
@@ -144,11 +142,11 @@ checkout_post(struct app *app, struct req *req, void *in)
 	char csrf[FIELD_MAX], want[65], action[FIELD_MAX] = "", method[FIELD_MAX] = "";
 	char a[FIELD_MAX] = "", b[FIELD_MAX] = "", c[FIELD_MAX] = "";
 	struct pay_outcome out = { 0 };
-	PGresult *s = NULL, *items = NULL;
+	PGresult *s = NULL;
 	const struct i18n_lang *l;
 	const char *bad;
 
-	if (!load(app, req, &s, &items, &l))
+	if (!load(app, req, &s, &l))
 		goto out;
 	field(req, "csrf", csrf);
 	checkout_render_csrf(app, req->param, want);
@@ -190,7 +188,7 @@ checkout_post(struct app *app, struct req *req, void *in)
 	case PAY_RETRY:
 		/* The session may have expired meanwhile: the page says so rather than retry. */
 		if (strcmp(PQgetvalue(s, 0, CHECKOUT_GET_STATUS), "open") == 0)
-			checkout_render_open(app, req, l, s, items, out.message, a);
+			checkout_render_open(app, req, l, s, out.message, a);
 		else
 			checkout_render_closed(req, l, s, PQgetvalue(s, 0, CHECKOUT_GET_STATUS));
 		break;
@@ -212,7 +210,6 @@ checkout_post(struct app *app, struct req *req, void *in)
 		    _("Your payment was not taken. Please try again shortly."), s);
 	}
 out:
-	PQclear(items);
 	PQclear(s);
 	(void)in;
 	return ERR_OK;

@@ -27,7 +27,7 @@ minor(PGresult *r, int row, int col)
 }
 
 static void
-render_items(struct html *h, const struct i18n_lang *l, PGresult *s, PGresult *items)
+render_items(struct html *h, const struct i18n_lang *l, PGresult *s)
 {
 	const char *currency = PQgetvalue(s, 0, CHECKOUT_GET_CURRENCY);
 	char when[64], iso[32];
@@ -37,11 +37,13 @@ render_items(struct html *h, const struct i18n_lang *l, PGresult *s, PGresult *i
 	html_raw(h, "<table class=\"items\">\n<caption>");
 	html_text(h, _("Order"));
 	html_raw(h, "</caption>\n");
-	for (i = 0; i < PQntuples(items); i++) {
+	for (i = 0; i < PQntuples(s); i++) {
+		if (PQgetisnull(s, i, CHECKOUT_GET_ITEM_NAME))
+			continue;
 		html_raw(h, "<tr><td class=\"name\">");
-		checkout_page_isolated(h, PQgetvalue(items, i, SESSION_ITEMS_NAME));
+		checkout_page_isolated(h, PQgetvalue(s, i, CHECKOUT_GET_ITEM_NAME));
 		html_raw(h, "</td><td class=\"price\">");
-		checkout_page_amount(h, l, minor(items, i, SESSION_ITEMS_PRICE), NULL);
+		checkout_page_amount(h, l, minor(s, i, CHECKOUT_GET_ITEM_PRICE), NULL);
 		html_raw(h, "</td></tr>\n");
 	}
 	html_raw(h, "<tr class=\"total\"><th>");
@@ -131,7 +133,7 @@ render_test_card(struct html *h, const struct i18n_lang *l, PGresult *s, const c
 
 void
 checkout_render_open(struct app *app, struct req *req, const struct i18n_lang *l,
-    PGresult *s, PGresult *items, const char *error, const char *account)
+    PGresult *s, const char *error, const char *account)
 {
 	const char *id = PQgetvalue(s, 0, CHECKOUT_GET_ID);
 	const char *merchant = PQgetvalue(s, 0, CHECKOUT_GET_MERCHANT);
@@ -155,7 +157,7 @@ checkout_render_open(struct app *app, struct req *req, const struct i18n_lang *l
 	h.failed |= total.failed;
 	html_free(&total);
 	html_raw(&h, "</h1>\n</header>\n");
-	render_items(&h, l, s, items);
+	render_items(&h, l, s);
 	if (error != NULL) {
 		html_raw(&h, "<p class=\"error\" role=\"alert\">");
 		html_text(&h, error);

@@ -9,11 +9,12 @@
 
 /*
  * The open session's page in language l: merchant, items, total, the payment forms (their
- * action keeps l). s: DB_CHECKOUT_GET's row; items: DB_SESSION_ITEMS; error: a message for
- * the customer above the forms, or NULL; account: the account number to keep in its field.
+ * action keeps l). s: DB_CHECKOUT_GET's rows (the session, one row per item); error: a
+ * message for the customer above the forms, or NULL; account: the account number to keep in
+ * its field.
  */
 void checkout_render_open(struct app *app, struct req *req, const struct i18n_lang *l,
-    PGresult *s, PGresult *items, const char *error, const char *account);
+    PGresult *s, const char *error, const char *account);
 
 /* The page of a session that is no longer open (paid, expired: 410, canceled, ...). */
 void checkout_render_closed(struct req *req, const struct i18n_lang *l, PGresult *s,

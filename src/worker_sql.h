@@ -13,7 +13,6 @@ enum worker_stmt {
 	DB_SESSION_CREATE,
 	DB_SESSION_GET,
 	DB_SESSION_GET_KEY,
-	DB_SESSION_ITEMS,
 	DB_LOCK_TIMEOUT,      /* no column read */
 	DB_IDEM_LOCK,         /* no column read */
 	DB_IDEM_GET,
@@ -54,16 +53,16 @@ enum session_get_col { SESSION_GET_OBJECT };
  */
 enum session_get_key_col { SESSION_GET_KEY_MERCHANT, SESSION_GET_KEY_OBJECT };
 
-/* DB_SESSION_ITEMS: one row per item, in order */
-enum session_items_col { SESSION_ITEMS_ID, SESSION_ITEMS_NAME, SESSION_ITEMS_PRICE };
-
 /*
  * DB_IDEM_GET: the stored request hash (hex), HTTP status and body, and whether the body is
  * sealed ("t": base64 of the reply sealed under secrets_key_file)
  */
 enum idem_get_col { IDEM_GET_HASH, IDEM_GET_STATUS, IDEM_GET_BODY, IDEM_GET_SEALED };
 
-/* DB_CHECKOUT_GET */
+/*
+ * DB_CHECKOUT_GET: one row per item of the session, in order, the session's columns repeated
+ * on each (a session without items would be one row, its item columns NULL)
+ */
 enum checkout_get_col {
 	CHECKOUT_GET_ID,
 	CHECKOUT_GET_STATUS,
@@ -75,7 +74,9 @@ enum checkout_get_col {
 	CHECKOUT_GET_EXPIRES,     /* "YYYY-MM-DD HH24:MI", UTC */
 	CHECKOUT_GET_MERCHANT,    /* the merchant's name */
 	CHECKOUT_GET_REASON,
-	CHECKOUT_GET_LOCALE       /* the merchant's fixed language (fa_AF), or NULL */
+	CHECKOUT_GET_LOCALE,      /* the merchant's fixed language (fa_AF), or NULL */
+	CHECKOUT_GET_ITEM_NAME,
+	CHECKOUT_GET_ITEM_PRICE
 };
 
 /*
