@@ -169,6 +169,10 @@ $$;
 -- The same rules as the CHECKs above. (The sessions' mp_currency and mp_amount have the
 -- same rules as accounts.currency and transfers.amount, but a domain with a constraint makes
 -- ALTER COLUMN TYPE rewrite the table: the columns move to domains without one first.)
+-- The ids written by every transfer (tr_, trg_, evt_ and 32 hexadecimal digits; the PIN
+-- nonce) are checked as one run of the allowed characters and a length: the same rule, but
+-- PostgreSQL's regular expressions match a bounded repetition such as {32} about seven times
+-- slower (3.4 against 0.5 microseconds here), and that was a tenth of a transfer's cost.
 ALTER DOMAIN mp_account_number ADD CONSTRAINT mp_account_number_check
     CHECK (VALUE ~ '^[A-Z]{2}[0-9]{10}$') NOT VALID;
 ALTER DOMAIN mp_account_kind ADD CONSTRAINT mp_account_kind_check
@@ -194,19 +198,19 @@ ALTER DOMAIN mp_entry_amount ADD CONSTRAINT mp_entry_amount_check CHECK (VALUE <
 ALTER DOMAIN mp_entry_version ADD CONSTRAINT mp_entry_version_check
     CHECK (VALUE > 0) NOT VALID;
 ALTER DOMAIN mp_transfer_id ADD CONSTRAINT mp_transfer_id_check
-    CHECK (VALUE ~ '^tr_[0-9a-f]{32}$') NOT VALID;
+    CHECK (VALUE ~ '^tr_[0-9a-f]+$' AND char_length(VALUE) = 35) NOT VALID;
 ALTER DOMAIN mp_transfer_amount ADD CONSTRAINT mp_transfer_amount_check
     CHECK (VALUE > 0) NOT VALID;
 ALTER DOMAIN mp_transfer_position ADD CONSTRAINT mp_transfer_position_check
     CHECK (VALUE >= 0) NOT VALID;
 ALTER DOMAIN mp_transfer_group_id ADD CONSTRAINT mp_transfer_group_id_check
-    CHECK (VALUE ~ '^trg_[0-9a-f]{32}$') NOT VALID;
+    CHECK (VALUE ~ '^trg_[0-9a-f]+$' AND char_length(VALUE) = 36) NOT VALID;
 ALTER DOMAIN mp_idempotency_key ADD CONSTRAINT mp_idempotency_key_check
     CHECK (char_length(VALUE) BETWEEN 1 AND 255) NOT VALID;
 ALTER DOMAIN mp_pin_nonce ADD CONSTRAINT mp_pin_nonce_check
-    CHECK (VALUE ~ '^[A-Za-z0-9_-]{16,64}$') NOT VALID;
+    CHECK (VALUE ~ '^[A-Za-z0-9_-]+$' AND char_length(VALUE) BETWEEN 16 AND 64) NOT VALID;
 ALTER DOMAIN mp_event_id ADD CONSTRAINT mp_event_id_check
-    CHECK (VALUE ~ '^evt_[0-9a-f]{32}$') NOT VALID;
+    CHECK (VALUE ~ '^evt_[0-9a-f]+$' AND char_length(VALUE) = 36) NOT VALID;
 ALTER DOMAIN mp_event_type ADD CONSTRAINT mp_event_type_check
     CHECK (char_length(VALUE) BETWEEN 1 AND 100) NOT VALID;
 ALTER DOMAIN mp_event_attempts ADD CONSTRAINT mp_event_attempts_check
