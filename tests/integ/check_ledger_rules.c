@@ -1,0 +1,155 @@
+/*
+ * The ledger's rules as the database keeps them, against the real stack
+ * (tests/integration.sh): each statement below breaks exactly one rule, as the owner (who
+ * passes every privilege), and must be refused with the SQLSTATE given; nothing it wrote
+ * stays (each runs in a transaction rolled back). The one-column rules are domains
+ * (sql/026_ledger_domains.sql), the balanced-transaction and transfer-group rules statement
+ * triggers (sql/027_posting_triggers.sql): with any of them removed, its case fails.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <check.h>
+#include <libpq-fe.h>
+
+#include "fixture.h"
+
+/* An account row of the given column and value (the rest valid). */
+#define ACCOUNT(col, val) "INSERT INTO accounts (account_number, kind, currency, " col ")" \
+    " VALUES ('CU9999999990', 'customer', 'AFN', " val ")"
+/* A new ledger transaction, then entries of it on the first two accounts: amounts a1, a2,
+ * both with version v (balance before 0). */
+#define ENTRIES(a1, a2, v) "INSERT INTO ledger_transactions (kind) VALUES ('adjustment');" \
+    " INSERT INTO ledger_entries (transaction_id, account_id, amount, balance_before," \
+    " balance_after, version) SELECT currval('ledger_transactions_id_seq'), a.id, s.amount, 0," \
+    " s.amount, " v " FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM accounts" \
+    " ORDER BY id LIMIT 2) a JOIN (VALUES (1, " a1 "), (2, " a2 ")) s(n, amount) USING (n)"
+/* A new ledger transaction, then n transfers of it (to the first n accounts): column col of
+ * each is expr (n the row's number). */
+#define TRANSFERS(n, col, expr) "INSERT INTO ledger_transactions (kind) VALUES ('transfer');" \
+    " INSERT INTO transfers (id, ledger_transaction_id, merchant_id, vendor_account_id," \
+    " amount, position, group_id, " col ") SELECT 'tr_' || md5(a.id || 'rules'), currval(" \
+    "'ledger_transactions_id_seq'), (SELECT min(id) FROM merchants), a.id, 1, a.n - 1," \
+    " 'trg_' || md5('rules'), " expr " FROM (SELECT id, row_number() OVER (ORDER BY id) AS n" \
+    " FROM accounts ORDER BY id LIMIT " n ") a"
+/* Sets the transaction's Idempotency-Key, as the worker does (DB_IDEM_LOCK). */
+#define IDEM(key) "SELECT set_config('marketpay.idempotency_key', " key ", true); "
+
+static const struct rule {
+	const char *sql, *state;
+} rules[] = {
+	/* The domains of sql/026_ledger_domains.sql, one column each. */
+	{ ACCOUNT("name", "'x'"), "00000" },
+	{ "INSERT INTO accounts (account_number, kind, currency) VALUES ('cu1', 'customer', 'AFN')",
+	  "23514" },
+	{ "INSERT INTO accounts (account_number, kind, currency) VALUES ('CU9999999990', 'alien',"
+	  " 'AFN')", "23514" },
+	{ "INSERT INTO accounts (account_number, kind, currency) VALUES ('CU9999999990',"
+	  " 'customer', 'afn')", "23514" },
+	{ ACCOUNT("status", "'gone'"), "23514" },
+	{ ACCOUNT("version", "-1"), "23514" },
+	{ ACCOUNT("name", "repeat('x', 201)"), "23514" },
+	{ ACCOUNT("pin_digest", "'\\x00'"), "23514" },
+	{ ACCOUNT("pin_failures", "-1"), "23514" },
+	{ ACCOUNT("pin_locks", "-1"), "23514" },
+	{ ACCOUNT("pin_scheme", "3"), "23514" },
+	{ "INSERT INTO ledger_transactions (kind) VALUES ('gift')", "23514" },
+	{ "INSERT INTO ledger_transactions (kind, reference) VALUES ('adjustment',"
+	  " repeat('x', 201))", "23514" },
+	{ ENTRIES("5", "-5", "999999999"), "00000" },
+	{ ENTRIES("0", "0", "999999999"), "23514" },
+	{ ENTRIES("5", "-5", "0"), "23514" },
+	{ TRANSFERS("2", "idempotency_key", "NULL"), "00000" },
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; UPDATE transfers SET id = 'tr_x'"
+	  " WHERE ledger_transaction_id = currval('ledger_transactions_id_seq')", "23514" },
+	/* The ids: 32 lowercase hexadecimal digits exactly, the nonce 16 to 64 of its set. */
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; UPDATE transfers SET id = 'tr_' ||"
+	  " upper(md5('rules')) WHERE ledger_transaction_id = currval('ledger_transactions_id_seq')",
+	  "23514" },
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; UPDATE transfers SET id = 'tr_' ||"
+	  " md5('rules') || '0' WHERE ledger_transaction_id = currval('ledger_transactions_id_seq')",
+	  "23514" },
+	{ "INSERT INTO pin_nonces (merchant_id, nonce) VALUES ((SELECT min(id) FROM merchants),"
+	  " 'a nonce with spaces')", "23514" },
+	{ "INSERT INTO webhook_events (id, merchant_id, type, body) VALUES ('evt_' ||"
+	  " md5('rules') || 'g', (SELECT min(id) FROM merchants), 'payment.succeeded', '{}')",
+	  "23514" },
+	{ "INSERT INTO ledger_transactions (kind) VALUES ('transfer'); INSERT INTO transfers (id,"
+	  " ledger_transaction_id, merchant_id, vendor_account_id, amount, position) VALUES"
+	  " ('tr_' || md5('rules'), currval('ledger_transactions_id_seq'), (SELECT min(id) FROM"
+	  " merchants), (SELECT min(id) FROM accounts), 0, 0)", "23514" },
+	{ "INSERT INTO ledger_transactions (kind) VALUES ('transfer'); INSERT INTO transfers (id,"
+	  " ledger_transaction_id, merchant_id, vendor_account_id, amount, position) VALUES"
+	  " ('tr_' || md5('rules'), currval('ledger_transactions_id_seq'), (SELECT min(id) FROM"
+	  " merchants), (SELECT min(id) FROM accounts), 1, -1)", "23514" },
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; UPDATE transfers SET group_id = 'trg_x'"
+	  " WHERE ledger_transaction_id = currval('ledger_transactions_id_seq')", "23514" },
+	{ IDEM("repeat('k', 256)") TRANSFERS("1", "idempotency_key", "repeat('k', 256)"),
+	  "23514" },
+	{ "INSERT INTO pin_nonces (merchant_id, nonce) VALUES ((SELECT min(id) FROM merchants),"
+	  " 'short')", "23514" },
+	{ "INSERT INTO webhook_events (id, merchant_id, type, body) VALUES ('evt_x', (SELECT"
+	  " min(id) FROM merchants), 'payment.succeeded', '{}')", "23514" },
+	{ "INSERT INTO webhook_events (id, merchant_id, type, body) VALUES ('evt_' || md5('rules'),"
+	  " (SELECT min(id) FROM merchants), '', '{}')", "23514" },
+	{ "INSERT INTO webhook_events (id, merchant_id, type, body, attempts) VALUES ('evt_' ||"
+	  " md5('rules'), (SELECT min(id) FROM merchants), 'payment.succeeded', '{}', -1)",
+	  "23514" },
+	/* Balanced transactions (ledger_entries_balanced), checked at the end of each INSERT. */
+	{ ENTRIES("5", "-4", "999999999"), "23514" },
+	{ "INSERT INTO ledger_transactions (kind) VALUES ('adjustment'); INSERT INTO ledger_entries"
+	  " (transaction_id, account_id, amount, balance_before, balance_after, version) SELECT"
+	  " currval('ledger_transactions_id_seq'), min(id), 5, 0, 5, 999999999 FROM accounts",
+	  "23514" },
+	/* An entry added to a transaction already balanced. */
+	{ ENTRIES("5", "-5", "999999999") "; INSERT INTO ledger_entries (transaction_id,"
+	  " account_id, amount, balance_before, balance_after, version) SELECT currval("
+	  "'ledger_transactions_id_seq'), min(id), 5, 0, 5, 999999998 FROM accounts", "23514" },
+	/* One request's transfers (transfers_one_group): one group id per ledger transaction... */
+	{ "INSERT INTO ledger_transactions (kind) VALUES ('transfer'); INSERT INTO transfers (id,"
+	  " ledger_transaction_id, merchant_id, vendor_account_id, amount, position, group_id)"
+	  " SELECT 'tr_' || md5(a.id || 'rules'), currval('ledger_transactions_id_seq'), (SELECT"
+	  " min(id) FROM merchants), a.id, 1, a.n - 1, 'trg_' || md5(a.id || 'rules') FROM (SELECT"
+	  " id, row_number() OVER (ORDER BY id) AS n FROM accounts ORDER BY id LIMIT 2) a",
+	  "23514" },
+	/* ... also when a later statement adds one of another group ... */
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; INSERT INTO transfers (id,"
+	  " ledger_transaction_id, merchant_id, vendor_account_id, amount, position, group_id)"
+	  " SELECT 'tr_' || md5('rules 2'), currval('ledger_transactions_id_seq'), (SELECT min(id)"
+	  " FROM merchants), max(id), 1, 7, 'trg_' || md5('rules 2') FROM accounts", "23514" },
+	/* ... a row written without one gets its transaction's (transfers_group) ... */
+	{ TRANSFERS("1", "idempotency_key", "NULL") "; INSERT INTO transfers (id,"
+	  " ledger_transaction_id, merchant_id, vendor_account_id, amount, position) SELECT"
+	  " 'tr_' || md5('rules 2'), currval('ledger_transactions_id_seq'), (SELECT min(id) FROM"
+	  " merchants), max(id), 1, 7 FROM accounts", "00000" },
+	/* ... and the Idempotency-Key is the writing transaction's. */
+	{ TRANSFERS("1", "idempotency_key", "'forged'"), "23514" },
+	{ IDEM("'key-1'") TRANSFERS("1", "idempotency_key", "'key-1'"), "00000" },
+	{ IDEM("'key-1'") TRANSFERS("1", "idempotency_key", "'key-2'"), "23514" },
+};
+
+START_TEST(test_rule)
+{
+	PGconn *c = db_connect_as(NULL);
+	char state[6], got[6], msg[512];
+
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(db_state(c, "BEGIN", 0, NULL, state), "00000");
+	db_state(c, rules[_i].sql, 0, NULL, got);
+	snprintf(msg, sizeof(msg), "%s", PQerrorMessage(c));
+	db_state(c, "ROLLBACK", 0, NULL, state);
+	PQfinish(c);
+	ck_assert_msg(strcmp(got, rules[_i].state) == 0, "rule %d: %s: %s, not %s: %s", _i,
+	    rules[_i].sql, got, rules[_i].state, msg);
+}
+END_TEST
+
+int
+main(void)
+{
+	TCase *t;
+	Suite *s = suite_one("ledger rules", "rules", 60, &t);
+
+	tcase_add_loop_test(t, test_rule, 0, NELEM(rules));
+	return fixture_main(s, NULL, NULL);
+}
