@@ -69,7 +69,7 @@ since() { tail -c +$(($2 + 1)) "$1"; }
 journal_table() {
 	cat <<SQL
 CREATE TEMP TABLE j (start_ms bigint, kind text, status int, lat_us bigint, try int, key text,
-    ids text, amount bigint, request_id text, note text);
+    ids text, amount bigint, request_id text, note text, lag_us bigint);
 \copy j FROM '$dir/journal.snap' (FORMAT text, NULL '-')
 SQL
 }

@@ -83,6 +83,7 @@ client_new(const char *base, long timeout_s)
 	}
 	c->cap = 8192;
 	c->body[0] = '\0';
+	c->owed_us = c->lag_us = -1;
 	snprintf(c->base, sizeof(c->base), "%s", base);
 	curl_easy_setopt(c->c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->c, CURLOPT_TIMEOUT, timeout_s);
@@ -133,11 +134,18 @@ client_do(struct client *c, const char *method, const char *path,
 	c->status = 0;
 	c->request_id[0] = c->location[0] = c->error[0] = '\0';
 	c->replayed = 0;
+	c->lag_us = c->owed_us;
+	c->owed_us = -1;
 	c->start_ms = now_ms();
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	rc = curl_easy_perform(c->c);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	c->lat_us = (uint64_t)((b.tv_sec - a.tv_sec) * 1000000LL + (b.tv_nsec - a.tv_nsec) / 1000);
+	/* Open loop: counted from when it was due, so a stall that delayed it is not hidden. */
+	if (c->lag_us > 0) {
+		c->lat_us += (uint64_t)c->lag_us;
+		c->start_ms -= c->lag_us / 1000;
+	}
 	curl_easy_setopt(c->c, CURLOPT_HTTPHEADER, NULL);
 	curl_slist_free_all(h);
 	if (rc != CURLE_OK) {

@@ -16,8 +16,11 @@ struct client {
 	char *body;                /* the last answer's body, NUL-terminated */
 	size_t len, cap;
 	long status;               /* 0: no answer */
-	uint64_t lat_us;           /* from sending to the whole answer */
-	int64_t start_ms;          /* Unix time in ms when it was sent */
+	uint64_t lat_us;           /* from sending (or its scheduled time: lag_us) to the whole answer */
+	int64_t start_ms;          /* Unix time in ms when it was sent (or scheduled: lag_us) */
+	int64_t owed_us;           /* >= 0: the next request was due this long ago (mpload -q) */
+	int64_t lag_us;            /* the last request's owed_us: counted in lat_us and start_ms;
+	                              < 0: none (not the first request of a paced operation) */
 	char request_id[80];       /* Request-Id header, or "" */
 	char location[1024];       /* Location header, or "" */
 	int replayed;              /* Idempotent-Replayed: true */

@@ -50,7 +50,10 @@ journal_write(const struct journal_line *l)
 	field(l->request_id);
 	fputc('\t', out);
 	field(l->note);
-	fputc('\n', out);
+	if (l->lag_us >= 0)
+		fprintf(out, "\t%lld\n", (long long)l->lag_us);
+	else
+		fputs("\t-\n", out);
 	fflush(out);
 	pthread_mutex_unlock(&lock);
 }

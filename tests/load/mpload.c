@@ -7,6 +7,12 @@
  * marketpay-api(7) says. Every request goes to the journal (journal.h); the summary gives
  * counts per status and exact latency percentiles, one key=value line per kind.
  *
+ * With -q RATE the load is open loop: operations are due at RATE per second over all the
+ * connections from the start, each sent by the next free connection (pace.h); the first
+ * request of each counts its latency from when it was due, so a stall shows in every
+ * operation it delayed, not only in those in flight (coordinated omission); the summary
+ * counts the operations sent more than 10 ms late and those due but never sent.
+ *
  * The first SIGTERM/SIGINT lets every operation in hand finish (with its retries); a second
  * one stops the retries. Exit status: 0 when every operation reached its goal, 3 when some
  * did not (refused, or given up after the retry budget), 1 when setup failed, 2 for usage.
@@ -27,6 +33,7 @@
 #include "client.h"
 #include "journal.h"
 #include "ops.h"
+#include "pace.h"
 #include "seal.h"
 #include "stats.h"
 
@@ -34,15 +41,20 @@ static volatile sig_atomic_t stopping, abort_retries;
 static atomic_int running;
 static int weights[STATS_OP__MAX];
 static int weight_sum;
+static struct pace pace;      /* -q: the schedule */
+static double pace_end;       /* -q: no operation due at or after this is sent */
+static int paced;
 
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: mpload [-n] [-c conns] [-d seconds] [-j journal] [-k apikey]"
-	    " [-m mix]\n\t[-p wallet|card|both] [-P pin] [-r run-id] [-R retry-seconds]"
+	    " [-m mix]\n\t[-p wallet|card|both] [-P pin] [-q ops-per-second] [-r run-id]"
+	    " [-R retry-seconds]"
 	    " [-s max-split]\n\t[-t timeout] [-u base-url] [-V vendors] [-w wallets]"
 	    " [-W wallet-pin]\n"
 	    "mix: create=W,pay=W,transfer=W (default create=1,pay=2,transfer=1)\n"
+	    "-q: open loop, ops-per-second operations due over all connections (default: closed loop)\n"
 	    "env: MARKETPAY_BASE_URL, MPLOAD_KEY, MPLOAD_PIN, MPLOAD_VENDORS, MPLOAD_WALLETS,"
 	    " MPLOAD_WALLET_PIN\n");
 	exit(2);
@@ -149,9 +161,22 @@ static void *
 worker(void *arg)
 {
 	struct ops_thread *t = arg;
+	double due, lag;
 	int r, k;
 
 	while (!stopping) {
+		if (paced) {
+			due = pace_take(&pace);
+			if (due >= pace_end || pace_wait(due, &stopping) != 0)
+				break;
+			lag = pace_now() - due;
+			t->cl->owed_us = (int64_t)(lag * 1e6);
+			t->st.paced++;
+			if (t->cl->owed_us > PACE_LATE_US)
+				t->st.late++;
+			if ((uint64_t)t->cl->owed_us > t->st.max_lag_us)
+				t->st.max_lag_us = (uint64_t)t->cl->owed_us;
+		}
 		r = rand_r(&t->seed) % weight_sum;
 		for (k = 0; r >= weights[k]; k++)
 			r -= weights[k];
@@ -159,15 +184,6 @@ worker(void *arg)
 	}
 	atomic_fetch_sub(&running, 1);
 	return NULL;
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Waits up to secs (< 0: for ever) for SIGINT/SIGTERM; returns 1 when one came. */
@@ -193,7 +209,7 @@ main(int argc, char **argv)
 	const char *base = NULL, *key = NULL, *journal = NULL, *mix = "create=1,pay=2,transfer=1";
 	const char *vendors = NULL, *wallets = NULL, *method = NULL;
 	char run[32];
-	double duration = 10, t0, end, secs;
+	double duration = 10, rate = 0, t0, end, secs;
 	long timeout = 30;
 	int ch, conns = 8, i, failed = 0, started = 0;
 	uint64_t ops_failed = 0;
@@ -206,7 +222,7 @@ main(int argc, char **argv)
 	cfg.create_keys = 1;
 	cfg.retry_s = 30;
 	cfg.abort_retries = &abort_retries;
-	while ((ch = getopt(argc, argv, "c:d:j:k:m:np:P:r:R:s:t:u:V:w:W:")) != -1) {
+	while ((ch = getopt(argc, argv, "c:d:j:k:m:np:P:q:r:R:s:t:u:V:w:W:")) != -1) {
 		switch (ch) {
 		case 'c': conns = atoi(optarg); break;
 		case 'd': duration = atof(optarg); break;
@@ -216,6 +232,7 @@ main(int argc, char **argv)
 		case 'n': cfg.create_keys = 0; break;
 		case 'p': method = optarg; break;
 		case 'P': cfg.pin = optarg; break;
+		case 'q': rate = atof(optarg); break;
 		case 'r': cfg.run = optarg; break;
 		case 'R': cfg.retry_s = atof(optarg); break;
 		case 's': cfg.max_split = atoi(optarg); break;
@@ -234,6 +251,7 @@ main(int argc, char **argv)
 	cfg.vendors = split_list(env_or(vendors, "MPLOAD_VENDORS"), &cfg.nvendors);
 	cfg.wallets = split_list(env_or(wallets, "MPLOAD_WALLETS"), &cfg.nwallets);
 	if (argc != optind || conns < 1 || conns > 4096 || duration < 0 || timeout < 1 ||
+	    !(rate >= 0 && rate <= 1e6) ||
 	    cfg.max_split < 1 || cfg.retry_s < 0 || strlen(cfg.run) > 20 || parse_mix(mix) != 0)
 		usage();
 	if (method == NULL || strcmp(method, "both") == 0)
@@ -281,7 +299,12 @@ main(int argc, char **argv)
 		failed = 1;
 		goto out;
 	}
-	t0 = now_s();
+	t0 = pace_now();
+	if (rate > 0) {
+		pace_init(&pace, t0, rate);
+		pace_end = duration > 0 ? t0 + duration : 1e300;
+		paced = 1;
+	}
 	for (i = 0; i < conns; i++) {
 		th[i].cfg = &cfg;
 		th[i].id = i;
@@ -303,11 +326,11 @@ main(int argc, char **argv)
 	}
 	end = t0 + duration;
 	while (!stopping) {
-		if (wait_signal(&set, duration > 0 ? end - now_s() : -1) || (duration > 0 &&
-		    now_s() >= end))
+		if (wait_signal(&set, duration > 0 ? end - pace_now() : -1) || (duration > 0 &&
+		    pace_now() >= end))
 			stopping = 1;
 	}
-	secs = now_s() - t0;
+	secs = pace_now() - t0;
 	/* Operations in hand finish; a second signal cuts their retries short. */
 	while (atomic_load(&running) > 0)
 		if (wait_signal(&set, 0.05))
@@ -323,6 +346,14 @@ main(int argc, char **argv)
 	}
 	printf("mpload: run=%s conns=%d mix=%s\n", cfg.run, conns, mix);
 	stats_print(&total, secs, conns, stdout);
+	if (paced) {
+		uint64_t due = pace_due_count(&pace, duration > 0 ? duration : secs);
+
+		printf("paced rate=%.1f due=%llu sent=%llu unsent=%llu late=%llu max_lag_us=%llu\n",
+		    rate, (unsigned long long)due, (unsigned long long)total.paced,
+		    (unsigned long long)(due > total.paced ? due - total.paced : 0),
+		    (unsigned long long)total.late, (unsigned long long)total.max_lag_us);
+	}
 	fflush(stdout);
 out:
 	stats_free(&total);

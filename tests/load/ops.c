@@ -61,6 +61,7 @@ note(const struct ops_thread *t, const struct attempt *a, int n, const char *ids
 	l.amount = a->amount;
 	l.request_id = t->cl->request_id;
 	l.note = t->cl->status == 0 ? t->cl->error : what;
+	l.lag_us = t->cl->lag_us;
 	journal_write(&l);
 }
 

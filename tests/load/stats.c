@@ -75,6 +75,10 @@ stats_merge(struct stats *dst, const struct stats *src)
 		dst->ops_failed[k] += src->ops_failed[k];
 		dst->retries[k] += src->retries[k];
 	}
+	dst->paced += src->paced;
+	dst->late += src->late;
+	if (src->max_lag_us > dst->max_lag_us)
+		dst->max_lag_us = src->max_lag_us;
 	return rc;
 }
 

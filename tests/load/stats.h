@@ -35,6 +35,9 @@ struct stats {
 	uint64_t ops_ok[STATS_OP__MAX];     /* operations that reached their goal */
 	uint64_t ops_failed[STATS_OP__MAX]; /* refused, or gave up after the retry budget */
 	uint64_t retries[STATS_OP__MAX];    /* requests sent again after a retriable failure */
+	uint64_t paced;       /* mpload -q: operations sent on the schedule */
+	uint64_t late;        /* ... of which more than PACE_LATE_US after they were due */
+	uint64_t max_lag_us;  /* the most one was late */
 };
 
 /* Name of a kind or an operation ("create", "pay", ...); never NULL. */
