@@ -1,5 +1,5 @@
 # bench/soak's view of PostgreSQL (sourced by bench/soak, not run): the extra settings of
-# MP_PG_CONF, and the counters that explain a drift of throughput or latency over a run.
+# MP_PG_SET, and the counters that explain a drift of throughput or latency over a run.
 #   soak_pg_conf LINES    appends name=value settings to the cluster's postgresql.conf and
 #                         restarts it (the pool and webhookd around it); prints what took effect
 #   soak_pg_snap          the counters, one line (see below), into pg_now
@@ -14,15 +14,15 @@
 soak_pg_conf() {
 	local kv names=''
 	for kv in $1; do
-		[[ $kv =~ ^[a-z_.]+=[^\'[:space:]]+$ ]] || die "MP_PG_CONF: '$kv' is not name=value"
+		[[ $kv =~ ^[a-z_.]+=[^\'[:space:]]+$ ]] || die "MP_PG_SET: '$kv' is not name=value"
 		printf "%s = '%s'\n" "${kv%%=*}" "${kv#*=}"
 		names="$names${names:+,}'${kv%%=*}'"
 	done >>"$tmp/pg/data/postgresql.conf"
-	say "restarting PostgreSQL with MP_PG_CONF"
+	say "restarting PostgreSQL with MP_PG_SET"
 	"$srcdir/tests/stack.sh" pool-stop "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" webhookd-stop "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" pg-stop "$tmp" >/dev/null
-	"$srcdir/tests/stack.sh" pg-start "$tmp" >/dev/null || { cat "$tmp/pg/server.log" >&2; die "PostgreSQL did not start with MP_PG_CONF"; }
+	"$srcdir/tests/stack.sh" pg-start "$tmp" >/dev/null || { cat "$tmp/pg/server.log" >&2; die "PostgreSQL did not start with MP_PG_SET"; }
 	"$srcdir/tests/stack.sh" webhookd-start "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" pool-start "$tmp" >/dev/null
 	pg_pid=$(head -1 "$tmp/pg/data/postmaster.pid")
