@@ -5,7 +5,7 @@
 # session_items, the ledger's tables and their indexes were not rewritten (018 and 026 move
 # columns to domains without a rewrite; PostgreSQL always rebuilds the partial indexes on
 # such columns); no constraint is left NOT VALID; the rules moved into domains still refuse bad
-# rows (check_violation), and so does each rule across columns that 028 folded into one CHECK,
+# rows (check_violation), and so does each rule across columns that 029 folded into one CHECK,
 # under its own constraint name; db status has nothing pending. Always stops the stack.
 set -euo pipefail
 
@@ -88,7 +88,7 @@ for bad in "UPDATE payment_sessions SET currency = 'afn' WHERE id = '$id'" \
 	state=$(q -c "\\set VERBOSITY sqlstate" -c "$bad" 2>&1 || true)
 	check "refused with check_violation: $bad" [ "$state" = "ERROR:  23514" ]
 done
-# The rules across columns, one CHECK since 028: each still refused, under its own name.
+# The rules across columns, one CHECK since 029: each still refused, under its own name.
 paid_id=$(q -c "SELECT id FROM payment_sessions WHERE status = 'paid' LIMIT 1")
 for rule in "payment_sessions_check:SET expires_at = created_at WHERE id = '$id'" \
 	"paid_has_payment:SET status = 'paid' WHERE id = '$id'" \
