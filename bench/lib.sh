@@ -13,6 +13,10 @@
 #   mp_start_stack WORKERS [NOTE]  a stack in a fresh $tmp, stopped by mp_cleanup on exit
 #                                (after the caller's mp_stop_own, if defined); sets pg_pid,
 #                                ngx_pid, pool_pid, url
+#   mp_pg_tuning FILE            MP_PG_TUNED=1: the README's production PostgreSQL settings
+#                                (doc/postgresql/marketpay-tuning.conf scaled to the RAM) for
+#                                the stack mp_start_stack starts; mp_seed_stack DIR, when the
+#                                benchmark defines it, fills the stack's directory first
 #   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
 #   mp_session_params            a merchant, its key and the pgbench variables of a session
 #   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
@@ -122,7 +126,10 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	trap mp_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	say "starting a stack in $tmp ($MP_WORKERS workers${2:-})"
+	# A benchmark's own contents for the directory (bench/growth: a preloaded cluster).
+	if declare -F mp_seed_stack >/dev/null; then mp_seed_stack "$tmp"; fi
+	mp_pg_tuning "$tmp/marketpay-tuning.conf"
+	say "starting a stack in $tmp ($MP_WORKERS workers${2:-}${MP_PG_CONF:+, $(mp_pg_tuning_note)})"
 	"$srcdir/tests/stack.sh" start "$tmp" >"$tmp/stack.log" 2>&1 ||
 		{ cat "$tmp/stack.log" >&2; die "the stack did not start"; }
 	# shellcheck disable=SC1091
@@ -131,6 +138,27 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	ngx_pid=$(cat "$tmp/nginx/nginx.pid")
 	pool_pid=$(cat "$tmp/pool.pid")
 	url=$MARKETPAY_BASE_URL
+}
+# mp_pg_tuning FILE: with MP_PG_TUNED=1, doc/postgresql/marketpay-tuning.conf scaled to
+# MP_PG_RAM_MB (default the machine's RAM) as the README says, written to FILE and exported
+# as MP_PG_CONF for tests/stack.sh; otherwise PostgreSQL's defaults (MP_PG_CONF unset).
+mp_pg_tuning() {
+	unset MP_PG_CONF
+	[ "${MP_PG_TUNED:-0}" = 1 ] || return 0
+	local ram=${MP_PG_RAM_MB:-$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)}
+	posint "$ram" || die "MP_PG_RAM_MB must be a positive number of MB"
+	awk -v ram="$ram" '
+		function mb(v) { return int(v) "MB" }
+		/^shared_buffers =/ { sub(/= [^ ]+/, "= " mb(ram / 4)) }
+		/^effective_cache_size =/ { sub(/= [^ ]+/, "= " mb(ram * 3 / 4)) }
+		/^maintenance_work_mem =/ { sub(/= [^ ]+/, "= " mb(ram / 16 > 2048 ? 2048 : ram / 16)) }
+		{ print }' "$srcdir/doc/postgresql/marketpay-tuning.conf" >"$1"
+	MP_PG_CONF=$1
+	export MP_PG_CONF
+}
+mp_pg_tuning_note() { # the scaled settings, for the messages
+	awk '/^(shared_buffers|max_wal_size|checkpoint_timeout) =/ { printf "%s%s=%s", sep, $1, $3; sep = " " }' \
+		"$MP_PG_CONF"
 }
 psql() { "$pgbin/psql" -X -qAt -v ON_ERROR_STOP=1 "$@"; }
 ctl() { "$MARKETPAYCTL" -c "$MARKETPAY_CONFIG" "$@"; }

@@ -368,8 +368,11 @@ expires=$(jq -r .expires_at <<<"$created")
 left=$(($(date -u -d "$expires" +%s) - t0))
 check "expires_at is session_lifetime (30 minutes by default) after creation" \
 	test "$left" -ge 1795 -a "$left" -le 1805
-check "session_id is a random UUID (version 4)" \
-	grep -qE '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' <<<"$sid"
+check "session_id is a UUID of version 7" \
+	grep -qE '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' <<<"$sid"
+# Its first 48 bits: the time it was made, in milliseconds since 1970 (within a minute of t0).
+check "session_id begins with the time it was made" \
+	test $(( $((16#${sid:0:8}${sid:9:4})) / 1000 - t0 )) -ge -60 -a $(( $((16#${sid:0:8}${sid:9:4})) / 1000 - t0 )) -le 60
 
 # The same command again is a retry with the same Idempotency-Key: the stored answer.
 before=$(footprint)

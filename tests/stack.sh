@@ -27,6 +27,7 @@
 # tests/ha/cluster.sh's "service=marketpay": the stack starts no PostgreSQL and uses that
 # one; its stack.env sets no PGHOST and PGPORT, and passes on the caller's PGSERVICEFILE and
 # PGSERVICE, which the stack's programs inherit too),
+# MP_PG_CONF (a file of PostgreSQL settings the cluster includes, see include_pg_conf),
 # MP_POOL=systemd (the pool as the systemd units run it: marketpay-fcgi --workers on a socket
 # systemd-socket-activate holds across its restarts, tests/pool-holder.sh; pool.pid is the
 # pool's, holder.pid the socket holder's; pool-stop and pool-start are for the default
@@ -96,6 +97,19 @@ write_pg_access() {
 	chmod 600 "$data/pg_hba.conf" "$data/pg_ident.conf"
 }
 
+# MP_PG_CONF=FILE: FILE (such as doc/postgresql/marketpay-tuning.conf) copied into the data
+# directory as marketpay-tuning.conf, which postgresql.conf includes (include_if_exists, as
+# the README has a DBA do): set at every start, so a kept cluster follows the caller's choice.
+include_pg_conf() {
+	local data=$1 line="include_if_exists = 'marketpay-tuning.conf'"
+	grep -qxF "$line" "$data/postgresql.conf" || echo "$line" >>"$data/postgresql.conf"
+	rm -f "$data/marketpay-tuning.conf"
+	[ -n "${MP_PG_CONF:-}" ] || return 0
+	cp "$MP_PG_CONF" "$data/marketpay-tuning.conf"
+	[ "$(id -u)" = 0 ] && chown postgres: "$data/marketpay-tuning.conf"
+	return 0
+}
+
 start_pg() {
 	local dir=$1
 	mkdir -p "$dir/pg"
@@ -112,6 +126,7 @@ start_pg() {
 			{ cat "$dir/pg/initdb.log" >&2; die "initdb failed"; }
 	fi
 	write_pg_access "$dir/pg/data"
+	include_pg_conf "$dir/pg/data"
 	pg_start "$dir" || { cat "$dir/pg/server.log" >&2; die "PostgreSQL did not start"; }
 	as_pg "$pgbin/psql" -h "$dir/pg" -U postgres -d postgres -qAtc \
 		"SELECT 1 FROM pg_database WHERE datname = 'marketpay'" | grep -q 1 ||

@@ -33,7 +33,7 @@ START_TEST(test_create_ok)
 	ck_assert(json_object_object_get_ex(r.json, "success", &v) && json_object_get_boolean(v));
 	ck_assert_ptr_nonnull(http_json_str(&r, "message"));
 	id = http_json_str(&r, "session_id");
-	ck_assert(matches(id, "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$"));
+	ck_assert(matches(id, "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$"));
 	snprintf(url, sizeof(url), "%s/checkout/%s", getenv("MARKETPAY_BASE_URL"), id);
 	ck_assert_str_eq(http_json_str(&r, "url"), url);
 	ck_assert(matches(http_json_str(&r, "expires_at"),
