@@ -39,6 +39,10 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION mp_uuid_v7() IS 'A version 7 UUID: 48 bits of Unix time in ms, 74 random bits from the server''s cryptographic random source';
+-- Called by the roles that insert sessions (the column default, mp_create_session) and queue
+-- events as themselves: the workers'; the SECURITY DEFINER functions call it as the owner.
+REVOKE EXECUTE ON FUNCTION mp_uuid_v7() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mp_uuid_v7() TO marketpay_app;
 
 ALTER TABLE payment_sessions ALTER COLUMN id SET DEFAULT mp_uuid_v7();
 

@@ -62,6 +62,19 @@ START_TEST(test_readonly_role_reads_and_writes_nothing)
 END_TEST
 
 /*
+ * Every SQL and PL/pgSQL function of ours is executable only by the roles granted it:
+ * PostgreSQL lets PUBLIC execute a new function unless its migration revokes that.
+ */
+START_TEST(test_no_function_for_public)
+{
+	ck_assert_str_eq(db_value("SELECT coalesce(string_agg(p.proname, ',' ORDER BY p.proname),"
+	    " '') FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang"
+	    " WHERE p.pronamespace = 'public'::regnamespace AND l.lanname IN ('sql', 'plpgsql')"
+	    " AND has_function_privilege('public', p.oid, 'EXECUTE')", NULL), "");
+}
+END_TEST
+
+/*
  * The group roles are the cluster's, shared by every environment's database: CONNECT is what
  * keeps one environment's roles out of the other's database. db roles (tests/stack.sh ran
  * it) took it from PUBLIC and gave it to each login role it named.
@@ -157,6 +170,7 @@ main(void)
 	tcase_add_test(t, test_application_names);
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
 	tcase_add_test(t, test_connect_only_the_named_roles);
+	tcase_add_test(t, test_no_function_for_public);
 	tcase_add_test(t, test_worker_role_may_purge);
 	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
 	    sizeof(ledger_writes) / sizeof(ledger_writes[0]));
