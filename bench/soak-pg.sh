@@ -65,3 +65,67 @@ soak_pg_step() {
 		printf "%d %d %d\n", d[9], d[10], y[12] }')
 	pg_prev=$pg_now
 }
+
+# SOAK_STATEMENTS=N: what PostgreSQL's time goes to, statement by statement (pg_stat_statements,
+# nested statements of our functions included). soak_pss_setup adds the module to MP_PG_SET
+# and, after the restart, makes the extension; soak_pss_step K saves interval K's per-statement
+# deltas in $tmp/pss/K (queryid calls exec_ms blocks query); soak_pss_report A B N prints the
+# N statements whose execution time per request grew most from interval A to interval B.
+soak_pss_setup() {
+	MP_PG_SET="${MP_PG_SET:-} shared_preload_libraries=pg_stat_statements pg_stat_statements.track=all"
+	mkdir -p "$tmp/pss"
+}
+soak_pss_start() {
+	psql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+	: >"$tmp/pss/prev"
+}
+soak_pss_step() { # soak_pss_step K REQUESTS
+	psql -F$'\t' -c "SELECT queryid, calls, total_exec_time, shared_blks_hit + shared_blks_read,
+		regexp_replace(left(query, 70), '\s+', ' ', 'g') FROM pg_stat_statements WHERE dbid =
+		(SELECT oid FROM pg_database WHERE datname = current_database())" >"$tmp/pss/now"
+	awk -F'\t' -v n="$2" 'NR == FNR { c[$1] = $2; t[$1] = $3; b[$1] = $4; next }
+		{ printf "%s\t%d\t%.3f\t%d\t%s\t%d\n", $1, $2 - c[$1], $3 - t[$1], $4 - b[$1], $5, n }' \
+		"$tmp/pss/prev" "$tmp/pss/now" >"$tmp/pss/$1"
+	mv "$tmp/pss/now" "$tmp/pss/prev"
+}
+soak_pss_report() { # soak_pss_report FIRST LAST N
+	echo
+	echo "statements whose execution time per request grew most, interval $1 -> interval $2 (pg_stat_statements, µs/request; calls/request; blocks/call):"
+	awk -F'\t' 'NR == FNR { if ($6 > 0) { a[$1] = 1000 * $3 / $6; ac[$1] = $2 / $6; ab[$1] = $2 ? $4 / $2 : 0 } next }
+		$6 > 0 { u = 1000 * $3 / $6; printf "%+9.1f\t%8.1f -> %8.1f µs  %5.2f -> %5.2f calls  %7.1f -> %7.1f blk  %s\n",
+			u - a[$1], a[$1], u, ac[$1], $2 / $6, ab[$1], $2 ? $4 / $2 : 0, $5 }' "$tmp/pss/$1" "$tmp/pss/$2" |
+		sort -t$'\t' -k1,1 -g -r | head -n "$3" | sed 's/^/  /'
+	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  all statements: %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$1"
+	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  all statements: %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$2"
+}
+
+# Autovacuum's own CPU, from the server log (bench/soak sets log_autovacuum_min_duration=0):
+# soak_av_step K REQUESTS sets av_ms to the CPU ms per request of the automatic vacuums and analyzes logged since
+# the last call (CPU user + system, as each run reports it, rounded by PostgreSQL to 10 ms)
+# and keeps each table's CPU ms of interval K in $tmp/av/K; soak_av_report FIRST LAST lists
+# the tables whose autovacuum CPU changed most between two intervals.
+av_off=0
+soak_av_step() {
+	local log=$tmp/pg/server.log size
+	mkdir -p "$tmp/av"
+	size=$(stat -c %s "$log")
+	dd if="$log" bs=1M iflag=skip_bytes,count_bytes skip="$av_off" count=$((size - av_off)) \
+		status=none | awk -v out="$tmp/av/$1" -v n="$2" '
+		/automatic (vacuum|analyze) of table/ { t = $0; sub(/^.*of table "/, "", t); sub(/".*$/, "", t)
+			kind = ($0 ~ /automatic vacuum/) ? "vacuum" : "analyze" }
+		/system usage: CPU: user:/ && t != "" { u = $0; sub(/^.*user: /, "", u); s = $0; sub(/^.*system: /, "", s)
+			ms = 1000 * (u + s); tot += ms; per[kind " " t] += ms; runs[kind " " t]++; t = "" }
+		END { for (k in per) printf "%s\t%.0f\t%d\n", k, per[k], runs[k] > out
+			if (n > 0) printf "%.3f\n", tot / n; else print "-" }' >"$tmp/av.out"
+	read -r av_ms <"$tmp/av.out"
+	av_off=$size
+}
+soak_av_report() { # soak_av_report FIRST LAST
+	[ -f "$tmp/av/$1" ] && [ -f "$tmp/av/$2" ] || return 0
+	echo
+	echo "autovacuum CPU by table, interval $1 -> interval $2 (ms in the interval, runs):"
+	awk -F'\t' 'NR == FNR { a[$1] = $2; ar[$1] = $3; seen[$1] = 1; next }
+		{ b[$1] = $2; br[$1] = $3; seen[$1] = 1 }
+		END { for (k in seen) printf "%8.0f -> %8.0f ms  %3d -> %3d runs  %s\n", a[k], b[k], ar[k], br[k], k }' \
+		"$tmp/av/$1" "$tmp/av/$2" | sort -k3,3 -g -r | head -n 12 | sed 's/^/  /'
+}
