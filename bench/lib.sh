@@ -138,12 +138,42 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	ngx_pid=$(cat "$tmp/nginx/nginx.pid")
 	pool_pid=$(cat "$tmp/pool.pid")
 	url=$MARKETPAY_BASE_URL
+	[ "${MP_PG_STATEMENTS:-0}" != 1 ] || psql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+}
+
+# MP_PG_STATEMENTS=1: pg_stat_statements in the stack's PostgreSQL, tracking the statements
+# inside our functions too. A benchmark brackets a run with pss_reset and pss_dump FILE (no-ops
+# without it); pss_compare A UNITS_A B UNITS_B prints both runs' statements side by side, per
+# unit (a request, a transaction): calls, execution µs and blocks, the largest first.
+pss_conf_lines() { printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n"; }
+pss_reset() {
+	[ "${MP_PG_STATEMENTS:-0}" = 1 ] || return 0
+	psql -c 'SELECT pg_stat_statements_reset()' >/dev/null
+}
+pss_dump() { # pss_dump FILE: queryid, calls, exec ms, blocks, the query's start; one line each
+	[ "${MP_PG_STATEMENTS:-0}" = 1 ] || return 0
+	psql -F$'\t' -c "SELECT queryid, sum(calls), sum(total_exec_time), sum(shared_blks_hit + shared_blks_read),
+		min(regexp_replace(left(query, 80), '\s+', ' ', 'g')) FROM pg_stat_statements
+		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY queryid" >"$1"
+}
+pss_compare() { # pss_compare A UNITS_A B UNITS_B
+	awk -F'\t' -v na="$2" -v nb="$4" 'NR == FNR { c[$1] = $2 / na; t[$1] = 1000 * $3 / na; b[$1] = $4 / na; q[$1] = $5; next }
+		{ cb[$1] = $2 / nb; tb[$1] = 1000 * $3 / nb; bb[$1] = $4 / nb; q[$1] = $5 }
+		END { for (k in q) printf "%9.1f %9.1f  %6.2f %6.2f  %7.1f %7.1f  %s\n", t[k], tb[k], c[k], cb[k], b[k], bb[k], q[k] }' \
+		"$1" "$3" | sort -k1,1 -g -r | awk -v n="${PSS_TOP:-25}" 'NR <= n'
 }
 # mp_pg_tuning FILE: with MP_PG_TUNED=1, doc/postgresql/marketpay-tuning.conf scaled to
 # MP_PG_RAM_MB (default the machine's RAM) as the README says, written to FILE and exported
 # as MP_PG_CONF for tests/stack.sh; otherwise PostgreSQL's defaults (MP_PG_CONF unset).
+# MP_PG_STATEMENTS=1 adds pg_stat_statements to the file (and sets MP_PG_CONF) either way.
 mp_pg_tuning() {
 	unset MP_PG_CONF
+	: >"$1"
+	if [ "${MP_PG_STATEMENTS:-0}" = 1 ]; then
+		pss_conf_lines >>"$1"
+		MP_PG_CONF=$1
+		export MP_PG_CONF
+	fi
 	[ "${MP_PG_TUNED:-0}" = 1 ] || return 0
 	local ram=${MP_PG_RAM_MB:-$(awk '/^MemTotal:/ { print int($2 / 1024) }' /proc/meminfo)}
 	posint "$ram" || die "MP_PG_RAM_MB must be a positive number of MB"
@@ -152,7 +182,7 @@ mp_pg_tuning() {
 		/^shared_buffers =/ { sub(/= [^ ]+/, "= " mb(ram / 4)) }
 		/^effective_cache_size =/ { sub(/= [^ ]+/, "= " mb(ram * 3 / 4)) }
 		/^maintenance_work_mem =/ { sub(/= [^ ]+/, "= " mb(ram / 16 > 2048 ? 2048 : ram / 16)) }
-		{ print }' "$srcdir/doc/postgresql/marketpay-tuning.conf" >"$1"
+		{ print }' "$srcdir/doc/postgresql/marketpay-tuning.conf" >>"$1"
 	MP_PG_CONF=$1
 	export MP_PG_CONF
 }
@@ -324,6 +354,30 @@ cpu_report() {
 		for (i = 1; i <= n; i++) { v = (y[i] - x[i]) * f; rest -= v; printf "%s %.0f%%, ", nm[i], v }
 		if (rest < 0) rest = 0
 		printf "load generator %.0f%%, other %.0f%% (machine busy %.0f%% of %d%%)", cl, rest, all, 100 * ncpu
+	}'
+}
+# The disk beside the CPU: a run that waits on fsync is slowed by other writes the CPU
+# columns cannot show (another cluster's copy being written back). disk_snap: "dirty
+# writeback written" (pages dirty and under writeback in the page cache, KiB written to
+# disk so far); disk_report BEFORE AFTER: what was waiting at the start and the writes during.
+disk_snap() {
+	awk '$1 == "nr_dirty" { d = $2 } $1 == "nr_writeback" { w = $2 } $1 == "pgpgout" { o = $2 }
+		END { print d, w, o }' /proc/vmstat
+	echo "$EPOCHREALTIME"
+}
+disk_report() {
+	awk -v b="$1" -v a="$2" -v pg="$(getconf PAGESIZE)" 'BEGIN {
+		split(b, x, /[ \n]/); split(a, y, /[ \n]/)
+		printf "dirty %.0f MiB and writeback %.0f MiB at the start, %.1f MiB/s written during",
+			x[1] * pg / 1048576, x[2] * pg / 1048576, (y[3] - x[3]) / 1024 / (y[4] - x[4])
+	}'
+}
+# cpu_ms_per BEFORE AFTER PART N: ms of CPU per unit over two cpu_snap_of lines, PART a
+# part's position (1 for the first) or "machine" (every process), N units (requests)
+cpu_ms_per() {
+	awk -v tck="$(getconf CLK_TCK)" -v b="$1" -v a="$2" -v p="$3" -v n="$4" 'BEGIN {
+		k = split(b, x, " ") - 3; split(a, y, " "); i = (p == "machine") ? k + 1 : p
+		printf "%.4f", (n > 0 ? 1000 * (y[i] - x[i]) / tck / n : 0)
 	}'
 }
 cpu_other() { # ticks outside the parts and the load generator, in percent of one core

@@ -80,9 +80,10 @@ soak_pss_start() {
 	: >"$tmp/pss/prev"
 }
 soak_pss_step() { # soak_pss_step K REQUESTS
-	psql -F$'\t' -c "SELECT queryid, calls, total_exec_time, shared_blks_hit + shared_blks_read,
-		regexp_replace(left(query, 70), '\s+', ' ', 'g') FROM pg_stat_statements WHERE dbid =
-		(SELECT oid FROM pg_database WHERE datname = current_database())" >"$tmp/pss/now"
+	# One line per query id: the same statement is a row per role and per nesting level.
+	psql -F$'\t' -c "SELECT queryid, sum(calls), sum(total_exec_time), sum(shared_blks_hit + shared_blks_read),
+		min(regexp_replace(left(query, 70), '\s+', ' ', 'g')) FROM pg_stat_statements WHERE dbid =
+		(SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY queryid" >"$tmp/pss/now"
 	awk -F'\t' -v n="$2" 'NR == FNR { c[$1] = $2; t[$1] = $3; b[$1] = $4; next }
 		{ printf "%s\t%d\t%.3f\t%d\t%s\t%d\n", $1, $2 - c[$1], $3 - t[$1], $4 - b[$1], $5, n }' \
 		"$tmp/pss/prev" "$tmp/pss/now" >"$tmp/pss/$1"
@@ -94,9 +95,9 @@ soak_pss_report() { # soak_pss_report FIRST LAST N
 	awk -F'\t' 'NR == FNR { if ($6 > 0) { a[$1] = 1000 * $3 / $6; ac[$1] = $2 / $6; ab[$1] = $2 ? $4 / $2 : 0 } next }
 		$6 > 0 { u = 1000 * $3 / $6; printf "%+9.1f\t%8.1f -> %8.1f µs  %5.2f -> %5.2f calls  %7.1f -> %7.1f blk  %s\n",
 			u - a[$1], a[$1], u, ac[$1], $2 / $6, ab[$1], $2 ? $4 / $2 : 0, $5 }' "$tmp/pss/$1" "$tmp/pss/$2" |
-		sort -t$'\t' -k1,1 -g -r | head -n "$3" | sed 's/^/  /'
-	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  all statements: %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$1"
-	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  all statements: %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$2"
+		sort -t$'\t' -k1,1 -g -r | awk -v n="$3" 'NR <= n { print "  " $0 }'
+	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  every statement summed (a function'"'"'s own statements counted in it too): %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$1"
+	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  every statement summed (a function'"'"'s own statements counted in it too): %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$2"
 }
 
 # Autovacuum's own CPU, from the server log (bench/soak sets log_autovacuum_min_duration=0):
@@ -127,5 +128,14 @@ soak_av_report() { # soak_av_report FIRST LAST
 	awk -F'\t' 'NR == FNR { a[$1] = $2; ar[$1] = $3; seen[$1] = 1; next }
 		{ b[$1] = $2; br[$1] = $3; seen[$1] = 1 }
 		END { for (k in seen) printf "%8.0f -> %8.0f ms  %3d -> %3d runs  %s\n", a[k], b[k], ar[k], br[k], k }' \
-		"$tmp/av/$1" "$tmp/av/$2" | sort -k3,3 -g -r | head -n 12 | sed 's/^/  /'
+		"$tmp/av/$1" "$tmp/av/$2" | sort -k3,3 -g -r | awk 'NR <= 12 { print "  " $0 }'
+}
+
+# The machine's own speed: the CPU ms of a fixed computation (5 million awk iterations),
+# taken once an interval. When every part's CPU per request rises together and this does too,
+# the machine got slower (a neighbour on the host, the clock), not our work heavier.
+soak_probe() {
+	local TIMEFORMAT=%3U t
+	t=$( { time awk 'BEGIN { for (i = 0; i < 5000000; i++) s += i * i }' >/dev/null; } 2>&1)
+	awk -v t="$t" 'BEGIN { printf "%.0f", 1000 * t }'
 }
