@@ -145,6 +145,13 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 # inside our functions too. A benchmark brackets a run with pss_reset and pss_dump FILE (no-ops
 # without it); pss_compare A UNITS_A B UNITS_B prints both runs' statements side by side, per
 # unit (a request, a transaction): calls, execution µs and blocks, the largest first.
+# mp_warm_analyze, after a benchmark's warm-up: ANALYZE. The workers connect when the stack
+# starts and plan each foreign-key check once, on the tables as they first find them (nearly
+# empty: a sequential scan), keeping the plan until the table's statistics change; in a
+# running service autovacuum's analyze does that within minutes of the first rows. pgbench
+# connects afresh at each run. Without it, the stack's side pays scans pgbench does not.
+# MP_WARM_ANALYZE=0 leaves it out (to compare).
+mp_warm_analyze() { [ "${MP_WARM_ANALYZE:-1}" = 0 ] || psql -c ANALYZE >/dev/null; }
 pss_conf_lines() { printf "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\n"; }
 pss_reset() {
 	[ "${MP_PG_STATEMENTS:-0}" = 1 ] || return 0
