@@ -138,7 +138,7 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	ngx_pid=$(cat "$tmp/nginx/nginx.pid")
 	pool_pid=$(cat "$tmp/pool.pid")
 	url=$MARKETPAY_BASE_URL
-	[ "${MP_PG_STATEMENTS:-0}" != 1 ] || psql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null
+	[ "${MP_PG_STATEMENTS:-0}" != 1 ] || pss_create
 }
 
 # MP_PG_STATEMENTS=1: pg_stat_statements in the stack's PostgreSQL, tracking the statements
@@ -157,12 +157,18 @@ pss_reset() {
 	[ "${MP_PG_STATEMENTS:-0}" = 1 ] || return 0
 	psql -c 'SELECT pg_stat_statements_reset()' >/dev/null
 }
-pss_dump() { # pss_dump FILE: queryid, calls, exec ms, blocks, the query's start; one line each
+pss_dump() { # pss_dump FILE: with MP_PG_STATEMENTS=1, pss_snapshot FILE
 	[ "${MP_PG_STATEMENTS:-0}" = 1 ] || return 0
+	pss_snapshot "$1"
+}
+# pss_snapshot FILE: queryid, calls, exec ms, blocks, the query's start; one line per query id
+# (the same statement is a row per role and per nesting level: summed)
+pss_snapshot() {
 	psql -F$'\t' -c "SELECT queryid, sum(calls), sum(total_exec_time), sum(shared_blks_hit + shared_blks_read),
 		min(regexp_replace(left(query, 80), '\s+', ' ', 'g')) FROM pg_stat_statements
 		WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY queryid" >"$1"
 }
+pss_create() { psql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' >/dev/null; }
 pss_compare() { # pss_compare A UNITS_A B UNITS_B
 	awk -F'\t' -v na="$2" -v nb="$4" 'NR == FNR { c[$1] = $2 / na; t[$1] = 1000 * $3 / na; b[$1] = $4 / na; q[$1] = $5; next }
 		{ cb[$1] = $2 / nb; tb[$1] = 1000 * $3 / nb; bb[$1] = $4 / nb; q[$1] = $5 }
@@ -438,6 +444,7 @@ mp_run_pgbench() {
 }
 pgbench_tps() { awk '/^tps = / { print $3; exit }' "$1/stdout"; }
 pgbench_avg() { awk '/^latency average = / { print $4; exit }' "$1/stdout"; }
+pgbench_total() { awk -F: '/^number of transactions actually processed/ { gsub(/ /, "", $2); print $2; exit }' "$1/stdout"; }
 pgbench_ok() { grep -q '^number of failed transactions: 0 ' "$1/stdout"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
 met() { if awk "BEGIN { exit !($1) }"; then echo "met"; else echo "MISSED"; fi; }

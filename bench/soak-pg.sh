@@ -76,14 +76,12 @@ soak_pss_setup() {
 	mkdir -p "$tmp/pss"
 }
 soak_pss_start() {
-	psql -c 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
+	pss_create
+	psql -c 'SELECT pg_stat_statements_reset()' >/dev/null
 	: >"$tmp/pss/prev"
 }
 soak_pss_step() { # soak_pss_step K REQUESTS
-	# One line per query id: the same statement is a row per role and per nesting level.
-	psql -F$'\t' -c "SELECT queryid, sum(calls), sum(total_exec_time), sum(shared_blks_hit + shared_blks_read),
-		min(regexp_replace(left(query, 70), '\s+', ' ', 'g')) FROM pg_stat_statements WHERE dbid =
-		(SELECT oid FROM pg_database WHERE datname = current_database()) GROUP BY queryid" >"$tmp/pss/now"
+	pss_snapshot "$tmp/pss/now"
 	awk -F'\t' -v n="$2" 'NR == FNR { c[$1] = $2; t[$1] = $3; b[$1] = $4; next }
 		{ printf "%s\t%d\t%.3f\t%d\t%s\t%d\n", $1, $2 - c[$1], $3 - t[$1], $4 - b[$1], $5, n }' \
 		"$tmp/pss/prev" "$tmp/pss/now" >"$tmp/pss/$1"
@@ -96,8 +94,10 @@ soak_pss_report() { # soak_pss_report FIRST LAST N
 		$6 > 0 { u = 1000 * $3 / $6; printf "%+9.1f\t%8.1f -> %8.1f µs  %5.2f -> %5.2f calls  %7.1f -> %7.1f blk  %s\n",
 			u - a[$1], a[$1], u, ac[$1], $2 / $6, ab[$1], $2 ? $4 / $2 : 0, $5 }' "$tmp/pss/$1" "$tmp/pss/$2" |
 		sort -t$'\t' -k1,1 -g -r | awk -v n="$3" 'NR <= n { print "  " $0 }'
-	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  every statement summed (a function'"'"'s own statements counted in it too): %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$1"
-	awk -F'\t' '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  every statement summed (a function'"'"'s own statements counted in it too): %.1f µs/request in interval %s\n", 1000 * s / n, FILENAME }' "$tmp/pss/$2"
+	local k
+	for k in "$1" "$2"; do
+		awk -F'\t' -v k="$k" '$6 > 0 { s += $3; n = $6 } END { if (n) printf "  every statement summed (a function'"'"'s own statements counted in it too): %.1f µs/request in interval %s\n", 1000 * s / n, k }' "$tmp/pss/$k"
+	done
 }
 
 # Autovacuum's own CPU, from the server log (bench/soak sets log_autovacuum_min_duration=0):
