@@ -1,8 +1,11 @@
 /* The only file that includes fcgiapp.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,21 +18,33 @@
 struct fcgi {
 	FCGX_Request r;
 	int accepted;
+	int ep;			/* epoll on the listening socket: the wait for a connection */
 };
 
 struct fcgi *
 fcgi_new(void)
 {
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
 	struct fcgi *f;
+	int fl;
 
 	/* Started from a shell rather than by spawn-fcgi, stdin is no listening socket. */
 	if (FCGX_Init() != 0 || FCGX_IsCGI())
 		return NULL;
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return NULL;
-	/* FAIL_ACCEPT_ON_INTR: a signal interrupts accept, so SIGTERM ends an idle worker. */
-	if (FCGX_InitRequest(&f->r, 0, FCGI_FAIL_ACCEPT_ON_INTR) != 0) {
-		free(f);
+	/*
+	 * The worker never blocks in libfcgi's accept: the listening socket is made
+	 * non-blocking (for every worker sharing it: they all run this), and the wait for a
+	 * connection is epoll_pwait, where fcgi_accept lets signals in. EPOLLEXCLUSIVE wakes one
+	 * idle worker per connection, as a blocking accept does, not all of them.
+	 */
+	f->ep = -1;
+	if (FCGX_InitRequest(&f->r, 0, 0) != 0 || (fl = fcntl(0, F_GETFL)) < 0 ||
+	    fcntl(0, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    (f->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    epoll_ctl(f->ep, EPOLL_CTL_ADD, 0, &ev) != 0) {
+		fcgi_free(f);
 		return NULL;
 	}
 	return f;
@@ -41,22 +56,35 @@ fcgi_free(struct fcgi *f)
 	if (f == NULL)
 		return;
 	FCGX_Free(&f->r, 1);
+	if (f->ep >= 0)
+		close(f->ep);
 	free(f);
 }
 
+/*
+ * Signals stay blocked in libfcgi: a signal there can cut the wait for a new connection's
+ * first bytes (it then drops the connection, and nginx answers 502), and once its shutdown
+ * flag is set, it loops for ever on the connection it closed. So nothing here asks libfcgi
+ * to shut down: the caller's handler sets its own flag, which a signal in epoll_pwait lets
+ * it see.
+ */
 int
-fcgi_accept(struct fcgi *f)
+fcgi_accept(struct fcgi *f, const sigset_t *waitmask)
 {
-	if (FCGX_Accept_r(&f->r) < 0)
-		return -1;
-	f->accepted = 1;
-	return 0;
-}
+	struct epoll_event ev;
+	int rc;
 
-void
-fcgi_shutdown(void)
-{
-	FCGX_ShutdownPending();
+	for (;;) {
+		/* A connection already queued is taken without waiting: a busy worker's case. */
+		if ((rc = FCGX_Accept_r(&f->r)) == 0) {
+			f->accepted = 1;
+			return 1;
+		}
+		if (rc != -EAGAIN && rc != -EWOULDBLOCK)
+			return -1;
+		if (epoll_pwait(f->ep, &ev, 1, -1, waitmask) < 0)
+			return errno == EINTR ? 0 : -1;
+	}
 }
 
 static char *

@@ -1,22 +1,28 @@
 #ifndef MP_FCGI_H
 #define MP_FCGI_H
 
+#include <signal.h>
+
 #include "req.h"
 
 /* The FastCGI side of a worker: the only module that sees libfcgi. */
 struct fcgi;
 
-/* Initialises libfcgi on the inherited listening socket (fd 0). NULL on failure. */
+/*
+ * Initialises libfcgi on the inherited listening socket (fd 0), and makes that socket
+ * non-blocking. NULL on failure.
+ */
 struct fcgi *fcgi_new(void);
 
 /* Frees f (NULL is fine). */
 void fcgi_free(struct fcgi *f);
 
 /*
- * Waits for the next request. Returns 0, or -1 when the worker should exit (shutdown
- * requested by a signal, or the listening socket failed).
+ * Takes the next request, waiting for one with the signal mask waitmask (and only there:
+ * the caller keeps its stop signals blocked otherwise). Returns 1 with a request in hand, 0
+ * when a signal ended the wait, or -1 when the listening socket failed.
  */
-int fcgi_accept(struct fcgi *f);
+int fcgi_accept(struct fcgi *f, const sigset_t *waitmask);
 
 /*
  * Copies the accepted request into a new struct req, reading at most max_body bytes of
@@ -32,8 +38,5 @@ struct req *fcgi_read(struct fcgi *f, long max_body);
  * end the client's body either.
  */
 void fcgi_finish(struct fcgi *f, const struct req *req);
-
-/* Async-signal-safe: asks the accept loop to stop after the request in hand. */
-void fcgi_shutdown(void);
 
 #endif

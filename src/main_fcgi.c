@@ -23,32 +23,57 @@ struct opts {
 
 static volatile sig_atomic_t stopping;
 
+/* Each stops the worker after the request in hand. */
+static const int stop_signals[] = { SIGTERM, SIGUSR1, SIGINT };
+#define NSTOPS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
 static void
 on_term(int sig)
 {
 	(void)sig;
 	stopping = 1;
-	fcgi_shutdown();
 }
 
+/*
+ * The stop signals get a handler and are blocked from here on; waitmask is the mask to wait
+ * for a connection with, the only place they are let in. 0, or -1.
+ */
 static int
-install_signals(sigset_t *stops)
+install_signals(sigset_t *waitmask)
 {
 	struct sigaction sa;
+	sigset_t stops;
+	size_t i;
 
-	sigemptyset(stops);
-	sigaddset(stops, SIGTERM);
-	sigaddset(stops, SIGUSR1);
-	sigaddset(stops, SIGINT);
-	/* No SA_RESTART: the signal must interrupt accept() so an idle worker exits at once. */
+	sigemptyset(&stops);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0 ||
-	    sigaction(SIGINT, &sa, NULL) != 0)
-		return -1;
+	for (i = 0; i < NSTOPS; i++)
+		if (sigaddset(&stops, stop_signals[i]) != 0 ||
+		    sigaction(stop_signals[i], &sa, NULL) != 0)
+			return -1;
 	sa.sa_handler = SIG_IGN;
-	return sigaction(SIGPIPE, &sa, NULL);
+	if (sigaction(SIGPIPE, &sa, NULL) != 0 || sigprocmask(SIG_BLOCK, &stops, waitmask) != 0)
+		return -1;
+	for (i = 0; i < NSTOPS; i++)
+		sigdelset(waitmask, stop_signals[i]);
+	return 0;
+}
+
+/* A stop signal sent while a request was in hand: pending, since they are blocked then. */
+static int
+stop_pending(void)
+{
+	sigset_t pending;
+	size_t i;
+
+	if (sigpending(&pending) != 0)
+		return 0;
+	for (i = 0; i < NSTOPS; i++)
+		if (sigismember(&pending, stop_signals[i]) == 1)
+			return 1;
+	return 0;
 }
 
 static double
@@ -112,8 +137,8 @@ worker(void *ctx)
 	struct fcgi *f = NULL;
 	struct req *req;
 	char err[512], epath[256], emethod[32];
-	sigset_t stops;
-	int rc = 1;
+	sigset_t waitmask;
+	int rc = 1, got;
 
 	if (load(o, &app.cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "marketpay-fcgi: %s\n", err);
@@ -129,7 +154,7 @@ worker(void *ctx)
 	/* The page's languages are the catalogs installed now: a new one needs a restart. */
 	i18n_init(app.cfg.locale_dir);
 	if ((app.db = db_new(app.cfg.database)) == NULL || (f = fcgi_new()) == NULL ||
-	    install_signals(&stops) != 0) {
+	    install_signals(&waitmask) != 0) {
 		/* Said on stderr too: whoever started it by hand is looking there, not at syslog. */
 		fprintf(stderr, "marketpay-fcgi: startup failed (is stdin a FastCGI socket? "
 		    "start it with spawn-fcgi)\n");
@@ -156,12 +181,15 @@ worker(void *ctx)
 	for (;;) {
 		/*
 		 * Stop signals are let in only while waiting for a connection: they end the wait
-		 * at once, and can never cut short a read or write of the request in hand.
+		 * at once, and can never cut short a read or write of the request in hand. One
+		 * sent while a request was in hand is seen here, before the next is taken.
 		 */
-		sigprocmask(SIG_UNBLOCK, &stops, NULL);
-		if (stopping || fcgi_accept(f) != 0)
+		if (stop_pending())
+			stopping = 1;
+		if (stopping || (got = fcgi_accept(f, &waitmask)) < 0)
 			break;
-		sigprocmask(SIG_BLOCK, &stops, NULL);
+		if (got == 0)
+			continue;	/* a signal ended the wait */
 		if ((req = fcgi_read(f, app.cfg.max_body_bytes)) == NULL) {
 			struct req oom = { 0 };
 

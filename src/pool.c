@@ -1,6 +1,5 @@
 /* The supervisor of marketpay-fcgi --workers N: start, respawn, reload and stop workers. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +46,7 @@ int
 pool_adopt_socket(void)
 {
 	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	int accepting = 0, fl;
+	int accepting = 0;
 	socklen_t len = sizeof(accepting);
 
 	if (pid != NULL && strtol(pid, NULL, 10) == (long)getpid()) {
@@ -58,10 +57,8 @@ pool_adopt_socket(void)
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_FDNAMES");
 	}
+	/* Blocking or not, as passed: each worker makes it non-blocking (fcgi_new). */
 	if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting)
-		return -1;
-	/* libfcgi's accept must block: a socket passed non-blocking would make workers spin. */
-	if ((fl = fcntl(0, F_GETFL)) < 0 || fcntl(0, F_SETFL, fl & ~O_NONBLOCK) < 0)
 		return -1;
 	return 0;
 }

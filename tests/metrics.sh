@@ -189,12 +189,12 @@ check "two requests waiting on a lock: 3 busy (theirs and the scrape's), 1 idle"
 create >"$dir/hung3" 2>&1 &
 h3=$!
 sleep 0.5
-# The one worker still waiting in accept (the others wait on the database).
+# The one worker still waiting for a connection, in epoll (the others wait on the database).
 idle=""
 for w in $(workers); do
-	grep -q 'skb_wait' "/proc/$w/wchan" 2>/dev/null && idle=$w
+	grep -q 'epoll' "/proc/$w/wchan" 2>/dev/null && idle=$w
 done
-check "one worker is left waiting in accept" [ -n "$idle" ]
+check "one worker is left waiting for a connection" [ -n "$idle" ]
 [ -n "$idle" ] || bail "no idle worker to stop"
 kill -STOP "$idle"
 recvq() { ss -xlH | awk -v p="$sdir/fcgi.sock" '$5 == p { print $3 }'; }

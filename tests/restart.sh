@@ -151,6 +151,43 @@ under_load kill-9 1 kill_worker
 check "kill -9: worker $victim replaced, $workers workers" bash -c \
 	"[ \"\$(pgrep -P $(pool_pid) | grep -cx $victim)\" = 0 ] && [ \"\$(pgrep -P $(pool_pid) | wc -l)\" = $workers ]"
 
+# A stop while a worker waits for the first bytes of a connection it has accepted: libfcgi
+# waits up to 2 s for them. A stop signal in that wait once made the worker loop for ever on
+# the closed connection at 100% CPU, so the pool never stopped (one worker "neither served
+# nor exited"). Here a client connects to the pool's socket and stays silent; the pool must
+# stop, and the next one serve.
+workers_state() { # what each worker of the pool is doing, for a failure's log
+	local w
+	for w in $(worker_pids); do
+		echo "# worker $w: $(awk '/^State/ { print $2, $3 }' "/proc/$w/status" 2>/dev/null)," \
+			"wchan $(cat "/proc/$w/wchan" 2>/dev/null)"
+		if command -v gdb >/dev/null; then
+			gdb -batch -p "$w" -ex bt 2>/dev/null | sed -n 's/^#/#   #/p'
+		fi
+	done
+}
+if [ -n "$MP_POOL" ]; then
+	perl -MIO::Socket::UNIX -e 'my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "$!\n";
+		sleep 30' "$dir/stack/fcgi.sock" &
+	silent=$!
+	sleep 0.5
+	old_pool=$(pool_pid)
+	kill -TERM "$old_pool"
+	stopped=yes
+	until_ok 10 bash -c "! kill -0 $old_pool" || stopped=no
+	check "stop with a silent connection: the pool stops within 10 s" [ $stopped = yes ]
+	if [ $stopped = no ]; then
+		workers_state
+		pkill -KILL -P "$old_pool" || true
+	fi
+	kill "$silent" 2>/dev/null || true
+	check "stop with a silent connection: a new pool with $workers workers" until_ok 10 full_pool
+	check "stop with a silent connection: requests served" curl -fsS -o /dev/null \
+		-H "Authorization: API-KEY $MPLOAD_KEY" -H 'Content-Type: application/json' \
+		--data '{"items":[{"id":"a","name":"A","price":1}]}' \
+		"$MARKETPAY_BASE_URL/api/v1/payment/create-session"
+fi
+
 nginx_reload() { /usr/sbin/nginx -p "$dir/stack/nginx" -c "$dir/stack/nginx/nginx.conf" -s reload; }
 under_load nginx-reload 0 nginx_reload
 
