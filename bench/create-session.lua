@@ -3,6 +3,10 @@
 -- Without an Idempotency-Key header the worker runs one prepared statement per request
 -- (session_create, which looks the key up itself), the one that
 -- bench/pgbench-create-session.sql runs.
+-- With MARKETPAY_BENCH_KEYED=1 (bench/create-session KEYED=1) every request carries an
+-- Idempotency-Key of its own, as a merchant's retrying client sends it: the worker then
+-- looks the key up, takes the idempotency key's lock, reads and stores the reply around
+-- the statement, in one transaction.
 
 local key = os.getenv("MARKETPAY_BENCH_KEY")
 if key == nil or key == "" then
@@ -15,3 +19,23 @@ wrk.headers["Authorization"] = "API-KEY " .. key
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"items":[{"id":"sku-1","name":"Green tea","price":12.50},' ..
    '{"id":"sku-2","name":"Cup","price":3}],"user_id":"order-1","email":"b@example.com"}'
+
+if os.getenv("MARKETPAY_BENCH_KEYED") == "1" then
+   -- Unique across threads and runs: this run's uuid, the thread's number, a counter.
+   local f = assert(io.open("/proc/sys/kernel/random/uuid"))
+   local run = f:read("*l")
+   f:close()
+   local threads = 0
+
+   function setup(thread)
+      threads = threads + 1
+      thread:set("prefix", run .. "-" .. threads .. "-")
+   end
+
+   local n = 0
+   function request()
+      n = n + 1
+      wrk.headers["Idempotency-Key"] = prefix .. n
+      return wrk.format()
+   end
+end

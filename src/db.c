@@ -432,6 +432,100 @@ db_each(struct db *db, int stmt, int n, const char *const *params,
 	return e;
 }
 
+static const char *
+step_name(const struct db *db, const struct db_step *step)
+{
+	return step->sql != NULL ? step->sql : db->sql[step->stmt].name;
+}
+
+/* A COMMIT of a transaction that had already failed answers ROLLBACK: an error. */
+static bool
+rolled_back(struct db *db, const char *sql, const PGresult *r)
+{
+	if (strcmp(sql, "COMMIT") != 0 || strcmp(PQcmdStatus((PGresult *)r), "COMMIT") == 0)
+		return false;
+	set_error(db, "COMMIT rolled back\n");
+	NOTE(db, LOG_LVL_ERROR, "COMMIT rolled back");
+	return true;
+}
+
+/* Sends the steps and the sync that ends them: 0, or -1 when the connection failed. */
+static int
+pipeline_send(struct db *db, const struct db_step *steps, int n)
+{
+	int i, ok;
+
+	if (!PQenterPipelineMode(db->conn))
+		return -1;
+	for (i = 0; i < n; i++) {
+		ok = steps[i].sql != NULL ?
+		    PQsendQueryParams(db->conn, steps[i].sql, 0, NULL, NULL, NULL, NULL, 0) :
+		    PQsendQueryPrepared(db->conn, db->sql[steps[i].stmt].name, steps[i].n,
+		    steps[i].params, NULL, NULL, 0);
+		if (!ok)
+			return -1;
+	}
+	return PQpipelineSync(db->conn) ? 0 : -1;
+}
+
+PGresult *
+db_pipeline(struct db *db, const struct db_step *steps, int n, int keep, enum err *e)
+{
+	PGresult *r, *kept = NULL;
+	ExecStatusType st;
+	int i;
+
+	if (unconnected(db, e))
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (steps[i].sql == NULL && (steps[i].stmt < 0 || steps[i].stmt >= db->nsql)) {
+			set_error(db, "no such prepared statement\n");
+			*e = ERR_INTERNAL;
+			return NULL;
+		}
+	*e = ERR_OK;
+	if (pipeline_send(db, steps, n) != 0)
+		goto broken;
+	/*
+	 * Step i's result, then a NULL that ends it; after a failure each later step's result
+	 * is PGRES_PIPELINE_ABORTED; the sync's result ends the pipeline.
+	 */
+	for (i = 0;;) {
+		if ((r = PQgetResult(db->conn)) == NULL) {
+			if (PQstatus(db->conn) != CONNECTION_OK || ++i > n)
+				goto broken;
+			continue;
+		}
+		if ((st = PQresultStatus(r)) == PGRES_PIPELINE_SYNC) {
+			PQclear(r);
+			break;
+		}
+		if (st == PGRES_PIPELINE_ABORTED || i >= n || *e != ERR_OK)
+			PQclear(r);
+		else if ((r = finish(db, r, step_name(db, &steps[i]), e)) == NULL) {
+			if (db->conn == NULL)
+				goto lost;	/* classified: the connection is gone */
+		} else if (rolled_back(db, step_name(db, &steps[i]), r)) {
+			*e = ERR_DB;
+			PQclear(r);
+		} else if (i == keep)
+			kept = r;
+		else
+			PQclear(r);
+	}
+	if (!PQexitPipelineMode(db->conn))
+		goto broken;
+	if (*e == ERR_OK)
+		return kept;
+	PQclear(kept);
+	return NULL;
+broken:
+	*e = classify(db, NULL, n > 0 ? step_name(db, &steps[0]) : "pipeline");
+lost:
+	PQclear(kept);
+	return NULL;
+}
+
 PGresult *
 db_exec(struct db *db, const char *sql, int n, const char *const *params, enum err *e)
 {
@@ -459,13 +553,8 @@ simple(struct db *db, const char *sql)
 
 	if (unconnected(db, &e))
 		return e;
-	if ((r = finish(db, PQexec(db->conn, sql), sql, &e)) != NULL &&
-	    strcmp(sql, "COMMIT") == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
-		/* COMMIT of a transaction that already failed answers ROLLBACK. */
-		set_error(db, "COMMIT rolled back\n");
-		NOTE(db, LOG_LVL_ERROR, "COMMIT rolled back");
+	if ((r = finish(db, PQexec(db->conn, sql), sql, &e)) != NULL && rolled_back(db, sql, r))
 		e = ERR_DB;
-	}
 	PQclear(r);
 	return e;
 }

@@ -110,6 +110,24 @@ PGconn *db_conn(const struct db *db);
  */
 PGresult *db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e);
 
+/* One command of db_pipeline: plain SQL without parameters, or a prepared statement. */
+struct db_step {
+	const char *sql;		/* BEGIN, COMMIT; NULL: the prepared statement stmt */
+	int stmt;
+	int n;
+	const char *const *params;
+};
+
+/*
+ * Runs the n steps in order in one round trip (libpq's pipeline mode); a step runs only if
+ * every one before it succeeded. Returns the result of step keep (caller PQclears) with
+ * *e = ERR_OK, or NULL: with keep -1 and *e = ERR_OK when all succeeded, else with the
+ * error of the first step that failed, as db_run says it (a COMMIT that rolled back is
+ * ERR_DB). A transaction a failed step leaves open stays open: the caller rolls it back.
+ */
+PGresult *db_pipeline(struct db *db, const struct db_step *steps, int n, int keep,
+    enum err *e);
+
 /*
  * Runs prepared statement stmt as db_run does, but hands its rows to row(arg, r) one at a
  * time as they arrive (libpq's single-row mode: r holds one row, row 0, and is the

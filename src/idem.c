@@ -103,7 +103,14 @@ bool
 idem_begin(struct app *app, struct req *req)
 {
 	char wait[24], ttl[24], hash[2 * CRYPTO_SHA256_LEN + 1];
-	const char *p[3];
+	const char *w[1] = { wait }, *p[3] = { req->merchant, req->idempotency_key, ttl };
+	/* The key's lock waits at most idempotency_wait_ms; its stored reply is read after. */
+	const struct db_step steps[] = {
+		{ .sql = "BEGIN" },
+		{ .stmt = DB_LOCK_TIMEOUT, .n = 1, .params = w },
+		{ .stmt = DB_IDEM_LOCK, .n = 2, .params = p },
+		{ .stmt = DB_IDEM_GET, .n = 3, .params = p },
+	};
 	PGresult *r = NULL;
 	enum err e;
 	int status;
@@ -117,20 +124,12 @@ idem_begin(struct app *app, struct req *req)
 	}
 	snprintf(wait, sizeof(wait), "%ld", app->cfg.idempotency_wait_ms);
 	snprintf(ttl, sizeof(ttl), "%ld", app->cfg.idempotency_ttl);
-	if ((e = db_begin(app->db)) != ERR_OK)
-		goto fail;
-	p[0] = wait;
-	if ((r = db_run(app->db, DB_LOCK_TIMEOUT, 1, p, &e)) == NULL)
-		goto fail;
-	PQclear(r);
-	p[0] = req->merchant;
-	p[1] = req->idempotency_key;
-	p[2] = ttl;
-	/* Waits for a request in flight with this key: its reply is then replayed below. */
-	if ((r = db_run(app->db, DB_IDEM_LOCK, 2, p, &e)) == NULL)
-		goto fail;
-	PQclear(r);
-	if ((r = db_run(app->db, DB_IDEM_GET, 3, p, &e)) == NULL)
+	/*
+	 * One round trip. The lock waits for a request in flight with this key, whose reply is
+	 * then replayed below: DB_IDEM_GET is a statement of its own, so its snapshot is taken
+	 * once the lock is held and sees what that request committed.
+	 */
+	if ((r = db_pipeline(app->db, steps, 4, 3, &e)) == NULL)
 		goto fail;
 	if (PQntuples(r) == 0) {
 		PQclear(r);
@@ -169,7 +168,10 @@ idem_end(struct app *app, struct req *req)
 {
 	char status[8], hash[2 + 2 * CRYPTO_SHA256_LEN + 1], *sealed = NULL;
 	const char *p[6];
-	PGresult *r = NULL;
+	const struct db_step steps[] = {
+		{ .stmt = DB_IDEM_PUT, .n = 6, .params = p },
+		{ .sql = "COMMIT" },
+	};
 	enum err e = ERR_OK;
 
 	if (req->idempotency_key == NULL)
@@ -198,12 +200,11 @@ idem_end(struct app *app, struct req *req)
 	p[3] = status;
 	p[4] = sealed != NULL ? sealed : req->resp;
 	p[5] = sealed != NULL ? "true" : "false";
-	if ((r = db_run(app->db, DB_IDEM_PUT, 6, p, &e)) == NULL)
-		goto fail;
-	PQclear(r);
+	/* The reply stored and the transaction committed in one round trip. */
+	db_pipeline(app->db, steps, 2, -1, &e);
 	free(sealed);
 	sealed = NULL;
-	if ((e = db_commit(app->db)) != ERR_OK)
+	if (e != ERR_OK)
 		goto fail;
 	return true;
 fail:

@@ -1,7 +1,9 @@
 /*
  * Outages against the real stack (tests/integration.sh): a worker killed, the database gone
  * and back, the pool stopped with a request in hand. The last suite that needs the pool: its
- * last case stops it.
+ * last case stops it. First, the database module's pipeline (db_pipeline: several
+ * statements in one round trip, as an Idempotency-Key's begin and end run) against the
+ * stack's database: a failure in the middle, a COMMIT that rolls back, the connection lost.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +14,67 @@
 #include <check.h>
 #include <libpq-fe.h>
 
+#include "db.h"
 #include "fixture.h"
 #include "http.h"
+
+enum { T_PLUS_ONE, T_ONE_OVER };
+static const struct db_sql pipeline_sql[] = {
+	{ "t_plus_one", "SELECT $1::int + 1" },
+	{ "t_one_over", "SELECT 1 / $1::int" },
+};
+
+START_TEST(test_pipeline)
+{
+	struct db *db = db_new("");
+	const char *one[] = { "1" }, *zero[] = { "0" };
+	const struct db_step ok[] = {
+		{ .sql = "BEGIN" }, { .stmt = T_PLUS_ONE, .n = 1, .params = one }, { .sql = "COMMIT" },
+	}, bad[] = {
+		{ .sql = "BEGIN" }, { .stmt = T_ONE_OVER, .n = 1, .params = zero },
+		{ .stmt = T_PLUS_ONE, .n = 1, .params = one }, { .sql = "COMMIT" },
+	}, commit[] = { { .sql = "COMMIT" } }, nosuch[] = { { .stmt = 7 } };
+	char pid[16];
+	PGresult *r;
+	enum err e;
+
+	ck_assert_ptr_nonnull(db);
+	db_set_statements(db, pipeline_sql, 2);
+	ck_assert(db_ready(db));
+	/* All three in one round trip; the kept result is the middle one's. */
+	r = db_pipeline(db, ok, 3, 1, &e);
+	ck_assert_int_eq(e, ERR_OK);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(PQgetvalue(r, 0, 0), "2");
+	PQclear(r);
+	ck_assert_int_eq(PQtransactionStatus(db_conn(db)), PQTRANS_IDLE);
+	/* A failure in the middle: its error, the rest not run, the transaction left to roll back. */
+	ck_assert_ptr_null(db_pipeline(db, bad, 4, 2, &e));
+	ck_assert_int_eq(e, ERR_DB);
+	ck_assert_str_eq(db_sqlstate(db), "22012");
+	ck_assert_int_eq(PQtransactionStatus(db_conn(db)), PQTRANS_INERROR);
+	/* COMMIT of the failed transaction answers ROLLBACK: an error, and the transaction ends. */
+	ck_assert_ptr_null(db_pipeline(db, commit, 1, -1, &e));
+	ck_assert_int_eq(e, ERR_DB);
+	ck_assert_str_eq(db_error(db), "COMMIT rolled back\n");
+	ck_assert_int_eq(PQtransactionStatus(db_conn(db)), PQTRANS_IDLE);
+	/* Out of pipeline mode: an ordinary statement runs. */
+	ck_assert_ptr_nonnull(r = db_run(db, T_PLUS_ONE, 1, one, &e));
+	PQclear(r);
+	ck_assert_ptr_null(db_pipeline(db, nosuch, 1, -1, &e));
+	ck_assert_int_eq(e, ERR_INTERNAL);
+	/* The server ends the connection: unavailable, dropped, and the next use reconnects. */
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(db_conn(db)));
+	ck_assert_str_eq(db_value("SELECT pg_terminate_backend($1::int)", pid), "t");
+	ck_assert_ptr_null(db_pipeline(db, ok, 3, 1, &e));
+	ck_assert_int_eq(e, ERR_UNAVAILABLE);
+	ck_assert_ptr_null(db_conn(db));
+	ck_assert(db_ready(db));
+	ck_assert_ptr_nonnull(r = db_pipeline(db, ok, 3, 1, &e));
+	PQclear(r);
+	db_free(db);
+}
+END_TEST
 
 START_TEST(test_database_outage)
 {
@@ -163,6 +224,7 @@ main(void)
 	TCase *t;
 	Suite *s = suite_one("outage", "outage", 60, &t);
 
+	tcase_add_test(t, test_pipeline);
 	tcase_add_test(t, test_worker_killed);
 	tcase_add_test(t, test_database_outage);
 	tcase_add_test(t, test_read_only);
