@@ -373,10 +373,19 @@ unconnected(struct db *db, enum err *e)
 	return true;
 }
 
+static double
+ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 PGresult *
 db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e)
 {
-	struct timespec t0, t1;
+	struct timespec t0;
 	int debug = log_enabled(LOG_LVL_DEBUG);
 	PGresult *r;
 
@@ -392,10 +401,8 @@ db_run(struct db *db, int stmt, int n, const char *const *params, enum err *e)
 	r = PQexecPrepared(db->conn, db->sql[stmt].name, n, params, NULL, NULL, 0);
 	if (debug) {
 		/* Names and timings only: parameters can carry what must not be logged. */
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		NOTE(db, LOG_LVL_DEBUG, "sql %s %s rows=%d ms=%.2f", db->sql[stmt].name,
-		    PQresStatus(PQresultStatus(r)), PQntuples(r), (double)(t1.tv_sec - t0.tv_sec) *
-		    1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+		    PQresStatus(PQresultStatus(r)), PQntuples(r), ms_since(&t0));
 	}
 	return finish(db, r, db->sql[stmt].name, e);
 }
@@ -473,17 +480,21 @@ db_pipeline(struct db *db, const struct db_step *steps, int n, int keep, enum er
 {
 	PGresult *r, *kept = NULL;
 	ExecStatusType st;
+	struct timespec t0;
 	int i;
 
 	if (unconnected(db, e))
 		return NULL;
 	for (i = 0; i < n; i++)
-		if (steps[i].sql == NULL && (steps[i].stmt < 0 || steps[i].stmt >= db->nsql)) {
-			set_error(db, "no such prepared statement\n");
-			*e = ERR_INTERNAL;
-			return NULL;
-		}
+		if (steps[i].sql == NULL && (steps[i].stmt < 0 || steps[i].stmt >= db->nsql))
+			break;
+	if (n < 1 || i < n) {
+		set_error(db, "no such prepared statement\n");
+		*e = ERR_INTERNAL;
+		return NULL;
+	}
 	*e = ERR_OK;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (pipeline_send(db, steps, n) != 0)
 		goto broken;
 	/*
@@ -515,12 +526,15 @@ db_pipeline(struct db *db, const struct db_step *steps, int n, int keep, enum er
 	}
 	if (!PQexitPipelineMode(db->conn))
 		goto broken;
+	/* As db_run's line: names and timing only. */
+	NOTE(db, LOG_LVL_DEBUG, "sql pipeline of %d, %s to %s: %s ms=%.2f", n,
+	    step_name(db, &steps[0]), step_name(db, &steps[n - 1]), *e == ERR_OK ? "ok" : "failed", ms_since(&t0));
 	if (*e == ERR_OK)
 		return kept;
 	PQclear(kept);
 	return NULL;
 broken:
-	*e = classify(db, NULL, n > 0 ? step_name(db, &steps[0]) : "pipeline");
+	*e = classify(db, NULL, step_name(db, &steps[0]));
 lost:
 	PQclear(kept);
 	return NULL;

@@ -154,9 +154,18 @@ code=$(curl -sS -o "$dir/page.css" -w '%{http_code}' "$MARKETPAY_BASE_URL/static
 check "nginx serves the installed stylesheet (got $code)" cmp -s "$dir/page.css" \
 	"$share/static/checkout.css"
 
-# log_level = debug: statement names and timings, never their parameters.
+# log_level = debug: statement names and timings, never their parameters; an
+# Idempotency-Key's pipelines as one line each.
+code=$(curl -sS -o /dev/null -w '%{http_code}' "$MARKETPAY_BASE_URL/api/v1/payment/create-session" \
+	-H "Authorization: API-KEY $key" -H 'Content-Type: application/json' \
+	-H 'Idempotency-Key: install-keyed-1' -d '{"items":[{"id":"sku-1","name":"Tea","price":1}]}')
+check "a keyed create-session answers 200 (got $code)" [ "$code" = 200 ]
 check "log_level = debug logs the statements" grep -q ' debug .* sql [a-z_]* PGRES_' \
 	"$dir/stack/fcgi.log"
+check "log_level = debug logs a keyed request's pipelines" bash -c \
+	"grep -q ' debug .* sql pipeline of 4, BEGIN to idem_get: ok ms=' '$dir/stack/fcgi.log' &&
+	grep -q ' debug .* sql pipeline of 2, idem_put to COMMIT: ok ms=' '$dir/stack/fcgi.log'"
+check "the debug log holds no Idempotency-Key" bash -c "! grep -qF 'install-keyed-1' '$dir/stack/fcgi.log'"
 check "the debug log holds no API key" bash -c "! grep -qF '$key' '$dir/stack/fcgi.log'"
 check "the debug log holds no customer email" \
 	bash -c "! grep -qF 'a@example.com' '$dir/stack/fcgi.log'"

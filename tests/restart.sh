@@ -86,6 +86,11 @@ merchant=$(ctl merchant create --name 'Restart Market')
 MPLOAD_KEY=$(ctl key create "$merchant")
 export MPLOAD_KEY
 until_ok 10 full_pool || bail "the pool has not $workers workers: $(worker_pids)"
+create_one() { # one create-session through nginx: 0 when it answered 2xx
+	curl -fsS -o /dev/null -H "Authorization: API-KEY $MPLOAD_KEY" \
+		-H 'Content-Type: application/json' --data '{"items":[{"id":"a","name":"A","price":1}]}' \
+		"$MARKETPAY_BASE_URL/api/v1/payment/create-session"
+}
 
 # mpload's count of one kind: field NAME of its "kind=create" summary line.
 field() { awk -v k="$2" '/^kind=create / { for (i = 2; i <= NF; i++) { split($i, a, "=");
@@ -182,10 +187,7 @@ if [ -n "$MP_POOL" ]; then
 	fi
 	kill "$silent" 2>/dev/null || true
 	check "stop with a silent connection: a new pool with $workers workers" until_ok 10 full_pool
-	check "stop with a silent connection: requests served" curl -fsS -o /dev/null \
-		-H "Authorization: API-KEY $MPLOAD_KEY" -H 'Content-Type: application/json' \
-		--data '{"items":[{"id":"a","name":"A","price":1}]}' \
-		"$MARKETPAY_BASE_URL/api/v1/payment/create-session"
+	check "stop with a silent connection: requests served" create_one
 fi
 
 nginx_reload() { /usr/sbin/nginx -p "$dir/stack/nginx" -c "$dir/stack/nginx/nginx.conf" -s reload; }
@@ -202,7 +204,4 @@ check "reload with a bad configuration: refused, logged" until_ok 10 bash -c \
 sleep 1
 check "reload with a bad configuration: the same workers serve" [ "$(worker_pids)" = "$before" ]
 cp "$dir/worker.conf.good" "$dir/stack/worker.conf"
-check "reload with a bad configuration: requests still served" curl -fsS -o /dev/null \
-	-H "Authorization: API-KEY $MPLOAD_KEY" -H 'Content-Type: application/json' \
-	--data '{"items":[{"id":"a","name":"A","price":1}]}' \
-	"$MARKETPAY_BASE_URL/api/v1/payment/create-session"
+check "reload with a bad configuration: requests still served" create_one
