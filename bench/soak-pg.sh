@@ -131,11 +131,15 @@ soak_av_report() { # soak_av_report FIRST LAST
 		"$tmp/av/$1" "$tmp/av/$2" | sort -k3,3 -g -r | awk 'NR <= 12 { print "  " $0 }'
 }
 
-# The machine's own speed: the CPU ms of a fixed computation (5 million awk iterations),
-# taken once an interval. When every part's CPU per request rises together and this does too,
-# the machine got slower (a neighbour on the host, the clock), not our work heavier.
+# The machine's own speed, "CPU/MEM": the CPU ms of a fixed computation (5 million awk
+# iterations) and the system CPU ms of writing 1 GiB of memory (dd from /dev/zero through a
+# 64 MiB buffer, far more than any cache), taken once an interval. When every part's CPU per
+# request rises together and one of these does too, the machine got slower (a neighbour on
+# the host taking the memory bus, the clock), not our work heavier.
 soak_probe() {
-	local TIMEFORMAT=%3U t
-	t=$( { time awk 'BEGIN { for (i = 0; i < 5000000; i++) s += i * i }' >/dev/null; } 2>&1)
-	awk -v t="$t" 'BEGIN { printf "%.0f", 1000 * t }'
+	local TIMEFORMAT=%3U c m
+	c=$( { time awk 'BEGIN { for (i = 0; i < 5000000; i++) s += i * i }' >/dev/null; } 2>&1)
+	TIMEFORMAT=%3S
+	m=$( { time dd if=/dev/zero of=/dev/null bs=64M count=16 2>/dev/null; } 2>&1)
+	awk -v c="$c" -v m="$m" 'BEGIN { printf "%.0f/%.0f", 1000 * c, 1000 * m }'
 }
