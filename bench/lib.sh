@@ -302,7 +302,7 @@ mp_pay_sessions() {
 	psql -c "INSERT INTO bench.pay SELECT '$1', g, (SELECT id FROM mp_create_session(m.digest,
 		'sandbox', 'order-' || g, 'b@example.com', 'https://shop.example/ok',
 		'https://shop.example/no', 86400, '{sku-1,sku-2}', '{\"Green tea\",\"A cup\"}',
-		'{1250,300}')), w.account, w.digest, w.legacy
+		'{1250,300}', NULL)), w.account, w.digest, w.legacy
 		FROM generate_series(1, $2) g JOIN bench.merchants m ON m.i = 1 + g % $3
 		JOIN bench.wallets w ON w.i = 1 + g % $4"
 }

@@ -6,5 +6,6 @@
 -- (bench/create-session sets them):
 --   digest    '\x' || hex SHA-256 of the API key      env  sandbox     user_id, email
 --   lifetime  session_lifetime (s)       ids, names, prices  the items as array literals
--- The worker passes the two absent redirect URLs as NULL; so does this script.
-SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session(:digest::bytea, :env, :user_id, :email, NULL, NULL, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[]);
+-- The worker passes the two absent redirect URLs and the absent locale as NULL; so does this
+-- script.
+SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session(:digest::bytea, :env, :user_id, :email, NULL, NULL, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[], NULL);

@@ -28,7 +28,7 @@
 -- Variables from -D (bench/mixed sets them):
 --   digest    '\x' || hex SHA-256 of the API key      env       sandbox
 --   merchant  merchant id     currency  its currency   lifetime  session_lifetime (s)
---   amount    session total (minor units)             items     items JSON, minor units
+--   ids, names, prices  the items as array literals (prices in minor units)
 --   okurl, failurl  the redirect URLs mpload sends (it sends no email: NULL here too)
 --   wait      idempotency_wait_ms     ttl  idempotency_ttl (s)    tz  timezone
 --   reqhash   '\x' || 64 hex digits   create_reply, transfer_reply  stored reply bodies
@@ -48,7 +48,7 @@ BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
 SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
-SELECT id, mp_iso(expires_at) FROM mp_create_session(:merchant::bigint, :amount::bigint, :currency, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :items::jsonb);
+SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session(:digest::bytea, :env, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[], NULL);
 INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
 COMMIT;
 
@@ -61,7 +61,7 @@ BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
 SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
 SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
-SELECT id AS sid, mp_iso(expires_at) AS expires FROM mp_create_session(:merchant::bigint, :amount::bigint, :currency, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :items::jsonb) \gset
+SELECT id AS sid, mp_iso(expires_at) AS expires FROM mp_create_session(:digest::bytea, :env, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[], NULL) \gset
 INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
 COMMIT;
 -- GET /checkout/{id}: checkout_get, session_items

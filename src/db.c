@@ -489,7 +489,7 @@ db_pipeline(struct db *db, const struct db_step *steps, int n, int keep, enum er
 		if (steps[i].sql == NULL && (steps[i].stmt < 0 || steps[i].stmt >= db->nsql))
 			break;
 	if (n < 1 || i < n) {
-		set_error(db, "no such prepared statement\n");
+		set_error(db, n < 1 ? "empty pipeline\n" : "no such prepared statement\n");
 		*e = ERR_INTERNAL;
 		return NULL;
 	}

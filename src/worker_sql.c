@@ -37,7 +37,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_SESSION_CREATE: $1 the API key's digest, $2 environment, $3 user_id, $4 email,
 	 * $5 and $6 the redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices
 	 * (array literals), $11 the page's locale or NULL: see mp_create_session in
-	 * sql/017_session_locale.sql (no row: the key is refused); enum session_create_col */
+	 * sql/030_session_insert_flat.sql (no row: the key is refused); enum session_create_col */
 	{ "session_create",
 	  "SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session($1::bytea, $2, $3,"
 	  " $4, $5, $6, $7::int, $8::text[], $9::text[], $10::bigint[], $11)" },

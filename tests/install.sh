@@ -135,10 +135,14 @@ check "the production merchant has the currency it was given" test "$(psql -d \
 
 merchant=$(ctl merchant create --name 'Installed shop')
 key=$(ctl key create "$merchant")
-code=$(curl -sS -o "$dir/session.json" -w '%{http_code}' \
-	"$MARKETPAY_BASE_URL/api/v1/payment/create-session" \
-	-H "Authorization: API-KEY $key" -H 'Content-Type: application/json' \
-	-d '{"items":[{"id":"sku-1","name":"Tea","price":12.50}],"user_id":"u-1","email":"a@example.com"}')
+create_session() { # create_session OUT BODY [curl args...]: the status
+	local out=$1 body=$2
+	shift 2
+	curl -sS -o "$out" -w '%{http_code}' "$MARKETPAY_BASE_URL/api/v1/payment/create-session" \
+		-H "Authorization: API-KEY $key" -H 'Content-Type: application/json' -d "$body" "$@"
+}
+code=$(create_session "$dir/session.json" \
+	'{"items":[{"id":"sku-1","name":"Tea","price":12.50}],"user_id":"u-1","email":"a@example.com"}')
 check "create-session from the installed worker answers 200 (got $code)" [ "$code" = 200 ]
 url=$(json url <"$dir/session.json")
 code=$(curl -sS -o "$dir/page.html" -w '%{http_code}' "$MARKETPAY_BASE_URL/checkout/${url##*/checkout/}")
@@ -156,9 +160,8 @@ check "nginx serves the installed stylesheet (got $code)" cmp -s "$dir/page.css"
 
 # log_level = debug: statement names and timings, never their parameters; an
 # Idempotency-Key's pipelines as one line each.
-code=$(curl -sS -o /dev/null -w '%{http_code}' "$MARKETPAY_BASE_URL/api/v1/payment/create-session" \
-	-H "Authorization: API-KEY $key" -H 'Content-Type: application/json' \
-	-H 'Idempotency-Key: install-keyed-1' -d '{"items":[{"id":"sku-1","name":"Tea","price":1}]}')
+code=$(create_session /dev/null '{"items":[{"id":"sku-1","name":"Tea","price":1}]}' \
+	-H 'Idempotency-Key: install-keyed-1')
 check "a keyed create-session answers 200 (got $code)" [ "$code" = 200 ]
 check "log_level = debug logs the statements" grep -q ' debug .* sql [a-z_]* PGRES_' \
 	"$dir/stack/fcgi.log"

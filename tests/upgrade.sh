@@ -104,7 +104,7 @@ done
 check "and nothing changed" [ "$(rows)" = "$rows_before" ]
 # 028: sessions made from now on have time-ordered (version 7) ids; the others keep theirs.
 new=$(q -c "SELECT id FROM mp_create_session('$digest'::bytea, 'sandbox', 'after', NULL, NULL,
-	NULL, 1800, '{sku-1}', '{Tea}', '{1250}')")
+	NULL, 1800, '{sku-1}', '{Tea}', '{1250}', NULL)")
 check "a session made after the upgrade has a version 7 id" \
 	grep -qE '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' <<<"$new"
 check "the sessions made before keep their version 4 ids" [ "$(q -c "SELECT count(*)

@@ -44,6 +44,8 @@ static const char *const attacks[] = {
 	"SELECT mp_session_lock('$SES')",
 	/* say a session is paid; fake an event or a transfer */
 	"UPDATE payment_sessions SET status = 'paid', paid_at = now() WHERE id = '$SES'",
+	/* the page's language is set when the session is made, not later (sql/030) */
+	"UPDATE payment_sessions SET locale = 'en' WHERE id = '$SES'",
 	"INSERT INTO payment_sessions (merchant_id, status, amount, currency, expires_at,"
 	" paid_at, payment_method, transaction_id) SELECT merchant_id, 'paid', 100, 'AFN',"
 	" now() + interval '1 hour', now(), 'wallet', (SELECT max(id) FROM ledger_transactions)"

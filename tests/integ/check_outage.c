@@ -33,7 +33,13 @@ START_TEST(test_pipeline)
 	}, bad[] = {
 		{ .sql = "BEGIN" }, { .stmt = T_ONE_OVER, .n = 1, .params = zero },
 		{ .stmt = T_PLUS_ONE, .n = 1, .params = one }, { .sql = "COMMIT" },
-	}, commit[] = { { .sql = "COMMIT" } }, nosuch[] = { { .stmt = 7 } };
+	}, commit[] = { { .sql = "COMMIT" } }, nosuch[] = { { .stmt = 7 } }, hold[] = {
+		{ .sql = "BEGIN" }, { .sql = "SELECT pg_advisory_xact_lock(7301)" },
+	}, wait[] = {
+		{ .sql = "BEGIN" }, { .sql = "SET LOCAL lock_timeout = '50ms'" },
+		{ .sql = "SELECT pg_advisory_xact_lock(7301)" }, { .sql = "COMMIT" },
+	};
+	struct db *other = db_new("");
 	char pid[16];
 	PGresult *r;
 	enum err e;
@@ -63,6 +69,26 @@ START_TEST(test_pipeline)
 	PQclear(r);
 	ck_assert_ptr_null(db_pipeline(db, nosuch, 1, -1, &e));
 	ck_assert_int_eq(e, ERR_INTERNAL);
+	ck_assert_str_eq(db_error(db), "no such prepared statement\n");
+	ck_assert_ptr_null(db_pipeline(db, nosuch, 0, -1, &e));
+	ck_assert_int_eq(e, ERR_INTERNAL);
+	ck_assert_str_eq(db_error(db), "empty pipeline\n");
+	/*
+	 * A lock held elsewhere past lock_timeout: a conflict (the API's 409), not a broken
+	 * connection; the steps after it are not run, and the connection stays for the next.
+	 */
+	ck_assert(other != NULL && db_ready(other));
+	ck_assert_ptr_null(db_pipeline(other, hold, 2, -1, &e));
+	ck_assert_int_eq(e, ERR_OK);
+	ck_assert_ptr_null(db_pipeline(db, wait, 4, -1, &e));
+	ck_assert_int_eq(e, ERR_CONFLICT);
+	ck_assert_str_eq(db_sqlstate(db), "55P03");
+	ck_assert_ptr_nonnull(db_conn(db));
+	ck_assert_int_eq(PQtransactionStatus(db_conn(db)), PQTRANS_INERROR);
+	ck_assert_ptr_null(db_pipeline(db, commit, 1, -1, &e));
+	ck_assert_ptr_null(db_pipeline(other, commit, 1, -1, &e));
+	ck_assert_int_eq(e, ERR_OK);
+	db_free(other);
 	/* The server ends the connection: unavailable, dropped, and the next use reconnects. */
 	snprintf(pid, sizeof(pid), "%d", PQbackendPID(db_conn(db)));
 	ck_assert_str_eq(db_value("SELECT pg_terminate_backend($1::int)", pid), "t");

@@ -75,6 +75,46 @@ START_TEST(test_no_function_for_public)
 END_TEST
 
 /*
+ * Each group role executes exactly the functions marketpay-ledger(7) lists for it (name and
+ * number of arguments, every overload): a grant by mistake, or a form left executable after
+ * the service stopped calling it, fails here.
+ */
+static const struct {
+	const char *role;
+	const char *functions;
+} role_functions[] = {
+	{ "marketpay_app",
+	    "mp_balance_json/1,mp_balance_transaction_json/1,mp_cancel_session/1,"
+	    "mp_create_session/11,mp_environment/0,mp_event_json/1,"
+	    "mp_expire_session/2,mp_iso/1,mp_key_use_stale/1,mp_key_used/1,"
+	    "mp_list/10,mp_list_cursor/7,mp_money_text/1,mp_pay_test_card/4,"
+	    "mp_pay_wallet/4,mp_purge_events/2,mp_purge_idempotency/1,"
+	    "mp_purge_sessions/2,mp_redeliver_event/2,mp_refund_json/1,"
+	    "mp_refund_session/6,mp_reversal_json/1,mp_reverse_transfer/4,"
+	    "mp_rotate_webhook_secret/2,mp_session_json/1,mp_session_rules/9,"
+	    "mp_session_status/2,mp_settlement_account/1,mp_transfer_json/1,"
+	    "mp_transfer_send/8,mp_uuid_v7/0,mp_webhook_backlog/0" },
+	{ "marketpay_webhookd",
+	    "mp_environment/0,mp_expire_sessions/1,mp_iso/1,mp_money_text/1,"
+	    "mp_session_status/2,mp_webhook_claim/4,mp_webhook_record/11" },
+	{ "marketpay_readonly",
+	    "mp_balance_json/1,mp_balance_transaction_json/1,mp_environment/0,"
+	    "mp_event_json/1,mp_iso/1,mp_key_use_stale/1,mp_list/10,mp_list_cursor/7,"
+	    "mp_money_text/1,mp_refund_json/1,mp_reversal_json/1,mp_session_json/1,"
+	    "mp_session_status/2,mp_settlement_account/1,mp_transfer_json/1" },
+};
+
+START_TEST(test_role_functions)
+{
+	ck_assert_str_eq(db_value("SELECT coalesce(string_agg(p.proname || '/' || p.pronargs, ','"
+	    " ORDER BY p.proname, p.pronargs), '') FROM pg_proc p"
+	    " WHERE p.pronamespace = 'public'::regnamespace"
+	    " AND has_function_privilege($1, p.oid, 'EXECUTE')", role_functions[_i].role),
+	    role_functions[_i].functions);
+}
+END_TEST
+
+/*
  * The group roles are the cluster's, shared by every environment's database: CONNECT is what
  * keeps one environment's roles out of the other's database. db roles (tests/stack.sh ran
  * it) took it from PUBLIC and gave it to each login role it named.
@@ -171,6 +211,8 @@ main(void)
 	tcase_add_test(t, test_readonly_role_reads_and_writes_nothing);
 	tcase_add_test(t, test_connect_only_the_named_roles);
 	tcase_add_test(t, test_no_function_for_public);
+	tcase_add_loop_test(t, test_role_functions, 0,
+	    sizeof(role_functions) / sizeof(role_functions[0]));
 	tcase_add_test(t, test_worker_role_may_purge);
 	tcase_add_loop_test(t, test_worker_login_cannot_change_ledger, 0,
 	    sizeof(ledger_writes) / sizeof(ledger_writes[0]));
