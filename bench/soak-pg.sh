@@ -131,15 +131,55 @@ soak_av_report() { # soak_av_report FIRST LAST
 		"$tmp/av/$1" "$tmp/av/$2" | sort -k3,3 -g -r | awk 'NR <= 12 { print "  " $0 }'
 }
 
-# The machine's own speed, "CPU/MEM": the CPU ms of a fixed computation (5 million awk
-# iterations) and the system CPU ms of writing 1 GiB of memory (dd from /dev/zero through a
-# 64 MiB buffer, far more than any cache), taken once an interval. When every part's CPU per
-# request rises together and one of these does too, the machine got slower (a neighbour on
-# the host taking the memory bus, the clock), not our work heavier.
-soak_probe() {
-	local TIMEFORMAT=%3U c m
+# The machine's own speed, "CPU/max/MEM": the CPU ms of a fixed computation (5 million awk
+# iterations), taken every 4 seconds in the background (soak_probe_start) and reported per
+# interval as the median and the maximum of its samples; and the system CPU ms of writing
+# 1 GiB of memory (dd from /dev/zero through a 64 MiB buffer, far more than any cache), taken
+# once an interval. When every part's CPU per request rises together and these do too, the
+# machine got slower (a neighbour on the host taking the cores or the memory bus, the
+# clock), not our work heavier. One sample an interval was too few to follow the slow
+# minutes: many samples are.
+probe_cpu_ms() {
+	local TIMEFORMAT=%3U c
 	c=$( { time awk 'BEGIN { for (i = 0; i < 5000000; i++) s += i * i }' >/dev/null; } 2>&1)
-	TIMEFORMAT=%3S
+	awk -v c="$c" 'BEGIN { printf "%.0f\n", 1000 * c }'
+}
+soak_probe_start() {
+	: >"$tmp/probe.cpu"
+	echo 0 >"$tmp/probe.seen"
+	while :; do
+		probe_cpu_ms >>"$tmp/probe.cpu"
+		sleep 4
+	done &
+	probe_pid=$!
+}
+# Stopped with the benchmark (bench/lib.sh mp_cleanup), before the stack.
+mp_stop_own() { [ -z "${probe_pid:-}" ] || kill "$probe_pid" 2>/dev/null || true; }
+soak_probe() {
+	local TIMEFORMAT=%3S m seen n
 	m=$( { time dd if=/dev/zero of=/dev/null bs=64M count=16 2>/dev/null; } 2>&1)
-	awk -v c="$c" -v m="$m" 'BEGIN { printf "%.0f/%.0f", 1000 * c, 1000 * m }'
+	seen=$(cat "$tmp/probe.seen")
+	n=$(wc -l <"$tmp/probe.cpu")
+	echo "$n" >"$tmp/probe.seen"
+	# The samples since the last line: their median and maximum ("-" when none yet).
+	tail -n "+$((seen + 1))" "$tmp/probe.cpu" | head -n "$((n - seen))" | sort -n |
+		awk -v m="$m" '{ v[NR] = $1 } END { if (NR == 0) printf "-/-/%.0f", 1000 * m
+			else printf "%d/%d/%.0f", v[int((NR + 1) / 2)], v[NR], 1000 * m }'
+}
+
+# soak_explain FILE: over the intervals under load after the first (lines "elapsed req/s p99
+# cpu probe": cpu the stack's CPU ms per request, all parts; probe the CPU probe's median),
+# how p99 goes with them (Pearson r): a p99 that rises with the CPU per request and with the
+# probe is the machine slowing down, not the service's work growing.
+soak_explain() {
+	[ -s "$1" ] || return 0
+	awk 'function r(x, y, n,   i, mx, my, sxy, sxx, syy) {
+			for (i = 1; i <= n; i++) { mx += x[i]; my += y[i] }
+			mx /= n; my /= n
+			for (i = 1; i <= n; i++) { sxy += (x[i] - mx) * (y[i] - my); sxx += (x[i] - mx) ^ 2; syy += (y[i] - my) ^ 2 }
+			return sxx > 0 && syy > 0 ? sprintf("%+.2f", sxy / sqrt(sxx * syy)) : "-" }
+		NR > 1 && $3 != "-" && $5 != "-" && NF >= 5 { n++; p[n] = $3; c[n] = $4; q[n] = $5 }
+		END { if (n < 3) exit
+			printf "p99 against the machine, over %d intervals: r(p99, CPU ms/req) %s, r(p99, probe) %s, r(CPU ms/req, probe) %s\n",
+				n, r(p, c, n), r(p, q, n), r(c, q, n) }' "$1"
 }
