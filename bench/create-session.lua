@@ -5,8 +5,9 @@
 -- bench/pgbench-create-session.sql runs.
 -- With MARKETPAY_BENCH_KEYED=1 (bench/create-session KEYED=1) every request carries an
 -- Idempotency-Key of its own, as a merchant's retrying client sends it: the worker then
--- looks the key up, takes the idempotency key's lock, reads and stores the reply around
--- the statement, in one transaction.
+-- takes the idempotency key's lock and reads its stored reply (finding the merchant by the
+-- API key in the same statements), runs the statement and stores the reply, in one
+-- transaction: three round trips.
 
 local key = os.getenv("MARKETPAY_BENCH_KEY")
 if key == nil or key == "" then

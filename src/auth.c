@@ -47,6 +47,16 @@ auth_local(const struct app *app, struct req *req, const char *detail)
 	return true;
 }
 
+int
+auth_take(struct req *req, const PGresult *r)
+{
+	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
+	snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
+	free(req->merchant_currency);
+	req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY));
+	return req->merchant_currency != NULL ? 0 : -1;
+}
+
 /* The key's merchant, looked up by its digest (already in req). */
 static bool
 auth_lookup(struct app *app, struct req *req, const char *detail)
@@ -66,9 +76,7 @@ auth_lookup(struct app *app, struct req *req, const char *detail)
 		req_deny(req, detail);
 		goto out;
 	}
-	req->merchant_id = strtoll(PQgetvalue(r, 0, AUTH_KEY_MERCHANT), NULL, 10);
-	snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
-	if ((req->merchant_currency = strdup(PQgetvalue(r, 0, AUTH_KEY_CURRENCY))) == NULL) {
+	if (auth_take(req, r) != 0) {
 		req_fail_err(req, ERR_NOMEM);
 		goto out;
 	}

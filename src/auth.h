@@ -25,11 +25,17 @@ enum err auth_parse(const char *header, const char **key, size_t *keylen);
 bool auth_request(struct app *app, struct req *req, const char *detail);
 
 /*
- * For a handler whose one statement looks the key up itself (create-session without an
- * Idempotency-Key: one round trip instead of two): only the key's form and prefix are
+ * For a request whose first statement looks the key up itself (the handler's, or with an
+ * Idempotency-Key idem_begin's: one round trip less): only the key's form and prefix are
  * checked here (else the 401, false); req->auth_deferred is set and the digest kept.
  */
 bool auth_defer(struct app *app, struct req *req, const char *detail);
+
+/*
+ * The merchant of a key found by a statement whose first columns are DB_AUTH_KEY's (row 0)
+ * into req: 0, or -1 on ENOMEM.
+ */
+int auth_take(struct req *req, const PGresult *r);
 
 /*
  * A deferred key looked up now, before a refusal is answered, so that a bad key answers 401

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "crypto.h"
 #include "idem.h"
 
@@ -99,21 +100,62 @@ fail_db(struct app *app, struct req *req, enum err e)
 	req_fail_err(req, e);
 }
 
+/*
+ * The reply stored under the key, in r's row 0 from column col on (DB_IDEM_GET's columns):
+ * replayed into req, or a 422 when it answered another request. Ends the transaction.
+ */
+static void
+replay(struct app *app, struct req *req, const PGresult *r, int col)
+{
+	char hash[2 * CRYPTO_SHA256_LEN + 1];
+	enum err e = ERR_OK;
+	int status;
+
+	if (request_hash(req, hash, false) != 0)
+		req_fail_err(req, ERR_NOMEM);
+	else if (strcmp(hash, PQgetvalue(r, 0, col + IDEM_GET_HASH)) != 0)
+		req_fail(req, 422, "Idempotency-Key was already used with a different request");
+	else {
+		status = atoi(PQgetvalue(r, 0, col + IDEM_GET_STATUS));
+		if (strcmp(PQgetvalue(r, 0, col + IDEM_GET_SEALED), "t") == 0)
+			e = replay_sealed(app, req, status, PQgetvalue(r, 0, col + IDEM_GET_BODY));
+		else
+			req_reply(req, status, "application/json",
+			    PQgetvalue(r, 0, col + IDEM_GET_BODY),
+			    (size_t)PQgetlength(r, 0, col + IDEM_GET_BODY));
+		if (e == ERR_OK)
+			req_add_header(req, "Idempotent-Replayed", "true");
+		else
+			req_fail_err(req, e);
+	}
+	db_rollback(app->db);
+}
+
 bool
 idem_begin(struct app *app, struct req *req)
 {
-	char wait[24], ttl[24], hash[2 * CRYPTO_SHA256_LEN + 1];
-	const char *w[1] = { wait }, *p[3] = { req->merchant, req->idempotency_key, ttl };
-	/* The key's lock waits at most idempotency_wait_ms; its stored reply is read after. */
-	const struct db_step steps[] = {
+	char wait[24], ttl[24];
+	const char *w[1] = { wait }, *p[3] = { req->merchant, req->idempotency_key, ttl },
+	    *k[4] = { req->key_digest, config_env_name(&app->cfg), req->idempotency_key, ttl };
+	/*
+	 * The key's lock waits at most idempotency_wait_ms; its stored reply is read after.
+	 * With the API key not looked up yet (auth_defer), both find the merchant by it, and
+	 * the read returns the key's columns too.
+	 */
+	const struct db_step by_merchant[] = {
 		{ .sql = "BEGIN" },
 		{ .stmt = DB_LOCK_TIMEOUT, .n = 1, .params = w },
 		{ .stmt = DB_IDEM_LOCK, .n = 2, .params = p },
 		{ .stmt = DB_IDEM_GET, .n = 3, .params = p },
+	}, by_key[] = {
+		{ .sql = "BEGIN" },
+		{ .stmt = DB_LOCK_TIMEOUT, .n = 1, .params = w },
+		{ .stmt = DB_IDEM_LOCK_KEY, .n = 3, .params = k },
+		{ .stmt = DB_IDEM_GET_KEY, .n = 4, .params = k },
 	};
 	PGresult *r = NULL;
 	enum err e;
-	int status;
+	int col = 0;
 
 	if (req->idempotency_key == NULL)
 		return true;
@@ -126,35 +168,31 @@ idem_begin(struct app *app, struct req *req)
 	snprintf(ttl, sizeof(ttl), "%ld", app->cfg.idempotency_ttl);
 	/*
 	 * One round trip. The lock waits for a request in flight with this key, whose reply is
-	 * then replayed below: DB_IDEM_GET is a statement of its own, so its snapshot is taken
+	 * then replayed below: the read is a statement of its own, so its snapshot is taken
 	 * once the lock is held and sees what that request committed.
 	 */
-	if ((r = db_pipeline(app->db, steps, 4, 3, &e)) == NULL)
+	if ((r = db_pipeline(app->db, req->auth_deferred ? by_key : by_merchant, 4, 3, &e)) == NULL)
 		goto fail;
-	if (PQntuples(r) == 0) {
+	if (req->auth_deferred) {
+		req->auth_deferred = false;
+		if (PQntuples(r) != 1) {
+			/* The key is refused (only now looked up): no lock was taken. */
+			db_rollback(app->db);
+			req_deny(req, req->deny);
+			PQclear(r);
+			return false;
+		}
+		if (auth_take(req, r) != 0) {
+			e = ERR_NOMEM;
+			goto fail;
+		}
+		col = IDEM_GET_KEY_STORED;
+	}
+	if (PQntuples(r) == 0 || PQgetisnull(r, 0, col + IDEM_GET_HASH)) {
 		PQclear(r);
 		return true;
 	}
-	if (request_hash(req, hash, false) != 0) {
-		e = ERR_NOMEM;
-		goto fail;
-	}
-	if (strcmp(hash, PQgetvalue(r, 0, IDEM_GET_HASH)) != 0)
-		req_fail(req, 422, "Idempotency-Key was already used with a different request");
-	else {
-		status = atoi(PQgetvalue(r, 0, IDEM_GET_STATUS));
-		e = ERR_OK;
-		if (strcmp(PQgetvalue(r, 0, IDEM_GET_SEALED), "t") == 0)
-			e = replay_sealed(app, req, status, PQgetvalue(r, 0, IDEM_GET_BODY));
-		else
-			req_reply(req, status, "application/json", PQgetvalue(r, 0, IDEM_GET_BODY),
-			    (size_t)PQgetlength(r, 0, IDEM_GET_BODY));
-		if (e == ERR_OK)
-			req_add_header(req, "Idempotent-Replayed", "true");
-		else
-			req_fail_err(req, e);
-	}
-	db_rollback(app->db);
+	replay(app, req, r, col);
 	PQclear(r);
 	return false;
 fail:

@@ -33,8 +33,9 @@ struct route {
 	const struct body_spec *spec; /* JSON bodies: the field table and checks; NULL = none */
 	bool idem;            /* Idempotency-Key applies: the handler runs in its transaction */
 	route_handler *handler;
-	bool own_auth;        /* without an Idempotency-Key the handler's statement looks the
-	                       * key up itself (auth_defer): one round trip, not two */
+	bool own_auth;        /* the key is looked up by the request's first statement
+	                       * (auth_defer): the handler's own, or with an Idempotency-Key
+	                       * on an idem route the key's (idem_begin); one round trip less */
 };
 
 /* The 401 text differs between endpoints, as the merchant API has it (marketpay-api(7)). */
@@ -241,7 +242,8 @@ route_dispatch(struct app *app, struct req *req)
 			req_fail_err(req, ERR_UNAVAILABLE);
 			return;
 		}
-		if (found->own_auth && req->idempotency_key == NULL ?
+		/* A keyed request's key is looked up with its Idempotency-Key (idem_begin). */
+		if (found->own_auth && (req->idempotency_key == NULL || found->idem) ?
 		    !auth_defer(app, req, found->deny) : !auth_request(app, req, found->deny))
 			return;
 	}

@@ -5,10 +5,11 @@
  * An API key looked up by its digest ($1) and environment ($2), live and of an active
  * merchant, as k and m; and its last use noted when the stored one is stale (sql/023).
  */
-#define KEY_LOOKUP \
-	" FROM api_keys k JOIN merchants m ON m.id = k.merchant_id" \
+#define KEY_LOOKUP_FROM " FROM api_keys k JOIN merchants m ON m.id = k.merchant_id"
+#define KEY_LOOKUP_WHERE \
 	" WHERE k.digest = $1::bytea AND k.environment = $2" \
 	" AND k.revoked_at IS NULL AND m.status = 'active'"
+#define KEY_LOOKUP KEY_LOOKUP_FROM KEY_LOOKUP_WHERE
 #define KEY_USED "CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END"
 
 /*
@@ -81,6 +82,25 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	  " ON CONFLICT (merchant_id, key) DO UPDATE"
 	  " SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code,"
 	  " body = EXCLUDED.body, body_sealed = EXCLUDED.body_sealed, created_at = now()" },
+	/*
+	 * DB_IDEM_LOCK_KEY: DB_IDEM_LOCK for a request whose API key is looked up in the same
+	 * round trip (create-session): $1 key digest, $2 environment, $3 key; the merchant is
+	 * the key's as auth_key finds it. A refused key takes no lock.
+	 */
+	{ "idem_lock_key",
+	  "SELECT set_config('lock_timeout', '0', true),"
+	  " set_config('marketpay.idempotency_key', $3, true) FROM (SELECT"
+	  " pg_advisory_xact_lock(hashtextextended((SELECT k.merchant_id" KEY_LOOKUP ")"
+	  " || ':' || $3, 7201)) OFFSET 0) l" },
+	/*
+	 * DB_IDEM_GET_KEY: auth_key and DB_IDEM_GET in one statement, after DB_IDEM_LOCK_KEY:
+	 * $1 key digest, $2 environment, $3 key, $4 ttl seconds; enum idem_get_key_col
+	 */
+	{ "idem_get_key",
+	  "SELECT k.merchant_id, m.name, m.currency, " KEY_USED ","
+	  " encode(i.request_hash, 'hex'), i.status_code, i.body, i.body_sealed" KEY_LOOKUP_FROM
+	  " LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.key = $3"
+	  " AND i.created_at > now() - make_interval(secs => $4::int)" KEY_LOOKUP_WHERE },
 	/*
 	 * DB_CHECKOUT_GET: $1 session id; the page's view of a session, any merchant, and its
 	 * items in the same round trip (one row each: bench/README.md, "bench/checkout-page").

@@ -17,6 +17,8 @@ enum worker_stmt {
 	DB_IDEM_LOCK,         /* no column read */
 	DB_IDEM_GET,
 	DB_IDEM_PUT,          /* no rows */
+	DB_IDEM_LOCK_KEY,     /* no column read */
+	DB_IDEM_GET_KEY,
 	DB_CHECKOUT_GET,
 	DB_PAY_WALLET,
 	DB_PAY_TEST_CARD,
@@ -58,6 +60,12 @@ enum session_get_key_col { SESSION_GET_KEY_MERCHANT, SESSION_GET_KEY_OBJECT };
  * sealed ("t": base64 of the reply sealed under secrets_key_file)
  */
 enum idem_get_col { IDEM_GET_HASH, IDEM_GET_STATUS, IDEM_GET_BODY, IDEM_GET_SEALED };
+
+/*
+ * DB_IDEM_GET_KEY: the columns of DB_AUTH_KEY, then those of DB_IDEM_GET (NULL: nothing
+ * stored); no row: the key is refused
+ */
+enum idem_get_key_col { IDEM_GET_KEY_STORED = AUTH_KEY_NOTED + 1 };
 
 /*
  * DB_CHECKOUT_GET: one row per item of the session, in order, the session's columns repeated

@@ -166,7 +166,7 @@ check "a keyed create-session answers 200 (got $code)" [ "$code" = 200 ]
 check "log_level = debug logs the statements" grep -q ' debug .* sql [a-z_]* PGRES_' \
 	"$dir/stack/fcgi.log"
 check "log_level = debug logs a keyed request's pipelines" bash -c \
-	"grep -q ' debug .* sql pipeline of 4, BEGIN to idem_get: ok ms=' '$dir/stack/fcgi.log' &&
+	"grep -q ' debug .* sql pipeline of 4, BEGIN to idem_get_key: ok ms=' '$dir/stack/fcgi.log' &&
 	grep -q ' debug .* sql pipeline of 2, idem_put to COMMIT: ok ms=' '$dir/stack/fcgi.log'"
 check "the debug log holds no Idempotency-Key" bash -c "! grep -qF 'install-keyed-1' '$dir/stack/fcgi.log'"
 check "the debug log holds no API key" bash -c "! grep -qF '$key' '$dir/stack/fcgi.log'"

@@ -257,6 +257,17 @@ START_TEST(test_auth_denied)
 	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
 	ck_assert(!json_object_object_get_ex(r.json, "success", &v));
 	http_free(&r);
+	/*
+	 * With an Idempotency-Key the key is looked up with the key's lock and stored reply:
+	 * the same 401, before the body's 400, and for a good body too.
+	 */
+	ck_assert_int_eq(create(auth, "{\"items\":[]}", -1, "Idempotency-Key: denied-1", &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	ck_assert_int_eq(create(auth, GOOD_BODY, -1, "Idempotency-Key: denied-1", &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	ck_assert_str_eq(http_json_str(&r, "detail"), DENY);
+	http_free(&r);
 	ck_assert_int_eq(http_do("GET", "/api/v1/payment/sessions/00000000-0000-4000-8000-"
 	    "000000000000", (const char *[]){ auth, NULL }, NULL, 0, &r), 0);
 	ck_assert_int_eq(r.status, 401);
@@ -386,9 +397,15 @@ START_TEST(test_idempotency_in_flight)
 	/* Hold the lock a first request with this key would hold, as if it were still running. */
 	PGconn *c = hold_idempotency_lock(fx.merchant_a, "busy-key");
 	struct http_resp r;
+	char revoked[200];
 
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: busy-key", &r), 0);
 	assert_fail(&r, 409, "still in progress");
+	http_free(&r);
+	/* A refused API key (merchant A's, revoked) takes no lock: 401, not the 409. */
+	snprintf(revoked, sizeof(revoked), "Authorization: API-KEY %s", fx.key_revoked);
+	ck_assert_int_eq(create(revoked, GOOD_BODY, -1, "Idempotency-Key: busy-key", &r), 0);
+	ck_assert_int_eq(r.status, 401);
 	http_free(&r);
 	db_release(c);
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: busy-key", &r), 0);
