@@ -102,7 +102,9 @@ fail_db(struct app *app, struct req *req, enum err e)
 
 /*
  * The reply stored under the key, in r's row 0 from column col on (DB_IDEM_GET's columns):
- * replayed into req, or a 422 when it answered another request. Ends the transaction.
+ * replayed into req, or a 422 when it answered another request. Ends the transaction: with
+ * the API key looked up in it (col > 0), a commit, which keeps the key's use noted (only that
+ * was written); else a rollback.
  */
 static void
 replay(struct app *app, struct req *req, const PGresult *r, int col)
@@ -128,7 +130,9 @@ replay(struct app *app, struct req *req, const PGresult *r, int col)
 		else
 			req_fail_err(req, e);
 	}
-	db_rollback(app->db);
+	/* The reply stands whatever the commit says: it only carried the note. */
+	if (col == 0 || db_commit(app->db) != ERR_OK)
+		db_rollback(app->db);
 }
 
 bool

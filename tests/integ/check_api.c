@@ -363,6 +363,15 @@ START_TEST(test_idempotency)
 	ck_assert_str_eq(http_header(&r2, "Idempotent-Replayed", buf, sizeof(buf)), "true");
 	ck_assert_int_eq(atoi(db_value("SELECT count(*) FROM payment_sessions", NULL)),
 	    atoi(before) + 1);
+	/* A replay notes the API key's use too (looked up in the replay's transaction). */
+	ck_assert_ptr_nonnull(db_value("WITH u AS (UPDATE api_keys SET last_used_at = now() -"
+	    " interval '1 hour' WHERE merchant_id = $1::bigint RETURNING 1) SELECT count(*)"
+	    " FROM u", fx.merchant_a));
+	http_free(&r2);
+	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, "Idempotency-Key: order-42-try", &r2), 0);
+	ck_assert_str_eq(http_header(&r2, "Idempotent-Replayed", buf, sizeof(buf)), "true");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM api_keys WHERE merchant_id = $1::bigint"
+	    " AND last_used_at > now() - interval '1 minute'", fx.merchant_a), "1");
 	/* The same key with another body is refused; another merchant has its own keys. */
 	ck_assert_int_eq(create(fx.auth_a, "{\"items\":[{\"id\":\"x\",\"name\":\"y\",\"price\":1}]}",
 	    -1, "Idempotency-Key: order-42-try", &r3), 0);
