@@ -41,13 +41,14 @@
 --   vendors   '{VE...,...}' the vendor accounts, listed twice   nvendors  how many (once)
 --   cardpct   percent of payments by test card (mpload -p both: 50)
 
--- @create: POST /api/v1/payment/create-session with an Idempotency-Key (mpload sends one)
+-- @create: POST /api/v1/payment/create-session with an Idempotency-Key (mpload sends one):
+-- the key's lock and stored reply find the merchant by the API key (idem_lock_key,
+-- idem_get_key), as the worker sends them
 \set k random(1, 999999999999)
-SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
-SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
-SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
+SELECT set_config('lock_timeout', '0', true), set_config('marketpay.idempotency_key', 'cs-' || :client_id || '-' || :k, true) FROM (SELECT pg_advisory_xact_lock(hashtextextended((SELECT k.merchant_id FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active') || ':' || ('cs-' || :client_id || '-' || :k), 7201)) OFFSET 0) l;
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END, encode(i.request_hash, 'hex'), i.status_code, i.body, i.body_sealed FROM api_keys k JOIN merchants m ON m.id = k.merchant_id LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.key = 'cs-' || :client_id || '-' || :k AND i.created_at > now() - make_interval(secs => :ttl::int) WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session(:digest::bytea, :env, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[], NULL);
 INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
 COMMIT;
@@ -56,11 +57,10 @@ COMMIT;
 \set k random(1, 999999999999)
 \set card random(1, 100) <= :cardpct
 \set wi :client_id % :nwallets + 1
-SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 BEGIN;
 SELECT set_config('lock_timeout', :wait || 'ms', true);
-SELECT pg_advisory_xact_lock(hashtextextended(:merchant || ':' || ('cs-' || :client_id || '-' || :k), 7201));
-SELECT encode(request_hash, 'hex'), status_code, body FROM idempotency_keys WHERE merchant_id = :merchant AND key = 'cs-' || :client_id || '-' || :k AND created_at > now() - make_interval(secs => :ttl::int);
+SELECT set_config('lock_timeout', '0', true), set_config('marketpay.idempotency_key', 'cs-' || :client_id || '-' || :k, true) FROM (SELECT pg_advisory_xact_lock(hashtextextended((SELECT k.merchant_id FROM api_keys k JOIN merchants m ON m.id = k.merchant_id WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active') || ':' || ('cs-' || :client_id || '-' || :k), 7201)) OFFSET 0) l;
+SELECT k.merchant_id, m.name, m.currency, CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END, encode(i.request_hash, 'hex'), i.status_code, i.body, i.body_sealed FROM api_keys k JOIN merchants m ON m.id = k.merchant_id LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.key = 'cs-' || :client_id || '-' || :k AND i.created_at > now() - make_interval(secs => :ttl::int) WHERE k.digest = :digest::bytea AND k.environment = :env AND k.revoked_at IS NULL AND m.status = 'active';
 SELECT id AS sid, mp_iso(expires_at) AS expires FROM mp_create_session(:digest::bytea, :env, 'u-pgbench-' || :client_id, NULL, :okurl, :failurl, :lifetime::int, :ids::text[], :names::text[], :prices::bigint[], NULL) \gset
 INSERT INTO idempotency_keys (merchant_id, key, request_hash, status_code, body) VALUES (:merchant, 'cs-' || :client_id || '-' || :k, :reqhash::bytea, 200, :create_reply) ON CONFLICT (merchant_id, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = EXCLUDED.status_code, body = EXCLUDED.body, created_at = now();
 COMMIT;
