@@ -156,8 +156,7 @@ static const struct damage damages[] = {
 	  " UPDATE payment_sessions SET amount_refunded = amount + 1 WHERE id = " CARD_SESSION,
 	  "UPDATE payment_sessions SET amount_refunded = amount WHERE id = " CARD_SESSION ";"
 	  " ALTER TABLE payment_sessions ADD CONSTRAINT payment_sessions_rules CHECK"
-	  " (mp_session_rules(status, amount, amount_refunded, paid_at, transaction_id,"
-	  " payment_method, created_at, expires_at, locale))",
+	  " (mp_session_rules(payment_sessions))",
 	  { "refunds differ from the session's amount_refunded", "session refunded above its amount",
 	    "session status does not match its refunds" } },
 	{ "ALTER TABLE transfers DROP CONSTRAINT reversals_within_amount;"

@@ -91,7 +91,7 @@ static const struct {
 	    "mp_pay_wallet/4,mp_purge_events/2,mp_purge_idempotency/1,"
 	    "mp_purge_sessions/2,mp_redeliver_event/2,mp_refund_json/1,"
 	    "mp_refund_session/6,mp_reversal_json/1,mp_reverse_transfer/4,"
-	    "mp_rotate_webhook_secret/2,mp_session_json/1,mp_session_rules/9,"
+	    "mp_rotate_webhook_secret/2,mp_session_json/1,mp_session_rules/1,"
 	    "mp_session_status/2,mp_settlement_account/1,mp_transfer_json/1,"
 	    "mp_transfer_send/8,mp_uuid_v7/0,mp_webhook_backlog/0" },
 	{ "marketpay_webhookd",
