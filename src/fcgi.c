@@ -280,6 +280,17 @@ fcgi_finish(struct fcgi *f, const struct req *req)
 		}
 		shutdown(f->r.ipcFd, SHUT_RDWR);
 	}
+	/*
+	 * Once the request was read to its end (its body, then the server's empty FCGI_STDIN
+	 * record), nothing more comes on the connection, and it is closed at once. Otherwise
+	 * libfcgi shuts down its side and waits for the server to close first (up to 2 s),
+	 * reading what is still sent, so a server never finds the connection gone while it
+	 * writes a request: under load that wait put the worker to sleep, once per request,
+	 * until nginx had run. A body left unread (too big, or cut short) keeps the wait.
+	 */
+	if (!req->cut && (req->length == REQ_LENGTH_OK || req->length == REQ_LENGTH_NONE) &&
+	    FCGX_GetChar(f->r.in) == EOF && FCGX_GetError(f->r.in) == 0)
+		FCGX_Detach(&f->r);
 	FCGX_Finish_r(&f->r);
 	f->accepted = 0;
 }

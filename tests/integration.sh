@@ -55,7 +55,8 @@ for suite in check_checkout check_ledger check_e2e check_transfer check_transfer
 	check_refund check_reversal check_refund_race check_refund_db check_roles check_intents \
 	check_injection check_redirect check_tenancy check_keys check_lists check_lists_paging \
 	check_balance check_csv_cut check_api check_events check_expire check_event_api \
-	check_webhook_rotate check_ctl check_account_status check_ledger_rules check_locale check_outage \
+	check_webhook_rotate check_ctl check_account_status check_ledger_rules check_locale check_fcgi_close \
+	check_outage \
 	check_webhook_ctl check_webhook check_webhook_slow; do
 	st=0
 	"$builddir/tests/integ/$suite" 2>&1 | tee "$dir/$suite.out" || st=$?
