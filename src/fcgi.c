@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -251,6 +252,17 @@ stream_write(void *ctx, const char *buf, size_t len)
 	return 0;
 }
 
+/* How long the end of a request may take to come once the response is written. */
+#define END_WAIT_S 2
+
+static int
+read_timeout(int fd, int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+
+	return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
 void
 fcgi_finish(struct fcgi *f, const struct req *req)
 {
@@ -287,9 +299,12 @@ fcgi_finish(struct fcgi *f, const struct req *req)
 	 * reading what is still sent, so a server never finds the connection gone while it
 	 * writes a request: under load that wait put the worker to sleep, once per request,
 	 * until nginx had run. A body left unread (too big, or cut short) keeps the wait.
+	 * The end is almost always read already; a server that has not sent it within 2 s
+	 * (nginx sends it with the request) gets the wait too, not a worker stuck for ever.
 	 */
 	if (!req->cut && (req->length == REQ_LENGTH_OK || req->length == REQ_LENGTH_NONE) &&
-	    FCGX_GetChar(f->r.in) == EOF && FCGX_GetError(f->r.in) == 0)
+	    read_timeout(f->r.ipcFd, END_WAIT_S) == 0 && FCGX_GetChar(f->r.in) == EOF &&
+	    FCGX_GetError(f->r.in) == 0)
 		FCGX_Detach(&f->r);
 	FCGX_Finish_r(&f->r);
 	f->accepted = 0;

@@ -9,6 +9,8 @@
  *   the server to close first: a sleep per request under load.)
  * - A request whose body the worker left unread (over max_body_bytes) keeps that wait: the
  *   server may go on writing the body after the response ended, and the worker reads it.
+ * - A server that never sends the request's end gets the response, and then the same wait,
+ *   after 2 s: the worker does not wait for that end for ever.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -161,6 +163,21 @@ START_TEST(test_unread_body_waited_for)
 }
 END_TEST
 
+/* A server that never sends the request's end does not hold the worker for ever. */
+START_TEST(test_end_never_sent)
+{
+	static const char *const get[] = { "REQUEST_METHOD", "GET", "DOCUMENT_URI",
+		"/api/v1/no-such-endpoint", "QUERY_STRING", "", NULL };
+	char out[8192];
+	int fd = connect_pool();
+
+	begin(fd, get);
+	response(fd, out, sizeof(out));
+	ck_assert_msg(strstr(out, "Status: 404") != NULL, "%s", out);
+	close(fd);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -169,5 +186,6 @@ main(void)
 
 	tcase_add_loop_test(t, test_read_to_end_closed_at_once, 0, 2);
 	tcase_add_test(t, test_unread_body_waited_for);
+	tcase_add_test(t, test_end_never_sent);
 	return fixture_main(s, NULL, NULL);
 }
