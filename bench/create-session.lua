@@ -21,6 +21,14 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.body = '{"items":[{"id":"sku-1","name":"Green tea","price":12.50},' ..
    '{"id":"sku-2","name":"Cup","price":3}],"user_id":"order-1","email":"b@example.com"}'
 
+-- MARKETPAY_BENCH_PATH: POST to this path instead, without a body (bench/round-trips ROUTE).
+local path = os.getenv("MARKETPAY_BENCH_PATH")
+if path ~= nil and path ~= "" then
+   wrk.path = path
+   wrk.body = nil
+   wrk.headers["Content-Type"] = nil
+end
+
 if os.getenv("MARKETPAY_BENCH_KEYED") == "1" then
    -- Unique across threads and runs: this run's uuid, the thread's number, a counter.
    local f = assert(io.open("/proc/sys/kernel/random/uuid"))

@@ -110,3 +110,12 @@ auth_settle(struct app *app, struct req *req)
 	req->auth_deferred = false;
 	return auth_lookup(app, req, req->deny);
 }
+
+void
+auth_note_again(struct app *app, struct req *req)
+{
+	const char *params[2] = { req->key_digest, config_env_name(&app->cfg) };
+	enum err e;
+
+	PQclear(db_run(app->db, DB_AUTH_KEY, 2, params, &e));
+}

@@ -44,4 +44,10 @@ int auth_take(struct req *req, const PGresult *r);
  */
 bool auth_settle(struct app *app, struct req *req);
 
+/*
+ * Notes the use of the request's (accepted) key on its own, as its lookup does when the last
+ * note is 10 minutes old: after a transaction that held the note was rolled back.
+ */
+void auth_note_again(struct app *app, struct req *req);
+
 #endif

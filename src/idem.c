@@ -190,6 +190,7 @@ idem_begin(struct app *app, struct req *req)
 			e = ERR_NOMEM;
 			goto fail;
 		}
+		req->key_note_held = !PQgetisnull(r, 0, AUTH_KEY_NOTED);
 		col = IDEM_GET_KEY_STORED;
 	}
 	if (PQntuples(r) == 0 || PQgetisnull(r, 0, col + IDEM_GET_HASH)) {
@@ -219,11 +220,18 @@ idem_end(struct app *app, struct req *req)
 	if (req->idempotency_key == NULL)
 		return true;
 	if (req->status != 200) {
-		/* A refusal that counted a PIN attempt keeps it; anything else leaves no trace. */
-		if (!req->keep_on_refusal)
+		/*
+		 * A refusal that counted a PIN attempt keeps it; anything else leaves no trace but
+		 * the note of the key's use, which a lookup of its own would have kept.
+		 */
+		if (req->keep_on_refusal) {
+			if ((e = db_commit(app->db)) != ERR_OK)
+				goto fail;
+		} else {
 			db_rollback(app->db);
-		else if ((e = db_commit(app->db)) != ERR_OK)
-			goto fail;
+			if (req->key_note_held)
+				auth_note_again(app, req);
+		}
 		return true;
 	}
 	snprintf(status, sizeof(status), "%d", req->status);

@@ -72,12 +72,16 @@ struct req {
 	/*
 	 * The API key's digest ("\\x" and 64 hex digits; "" before auth). With auth_deferred
 	 * the key has only been checked for its form: the handler's own statement looks it up
-	 * (create-session), and a refusal before the handler settles it first (auth_settle),
+	 * (create-session, GET of a session), or with an Idempotency-Key the statements of the
+	 * key's lock (idem_begin), and a refusal before that settles it first (auth_settle),
 	 * so a bad key still answers 401 before anything else. deny: the 401's detail.
 	 */
 	char key_digest[68];
 	bool auth_deferred;
 	const char *deny;
+	bool key_note_held;    /* the key's last-use note was written in the request's
+	                        * transaction (idem_begin): a refusal's rollback takes it back,
+	                        * so idem_end notes it again (auth_note_again) */
 
 	/* response */
 	int status;

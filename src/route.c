@@ -33,9 +33,9 @@ struct route {
 	const struct body_spec *spec; /* JSON bodies: the field table and checks; NULL = none */
 	bool idem;            /* Idempotency-Key applies: the handler runs in its transaction */
 	route_handler *handler;
-	bool own_auth;        /* the key is looked up by the request's first statement
-	                       * (auth_defer): the handler's own, or with an Idempotency-Key
-	                       * on an idem route the key's (idem_begin); one round trip less */
+	bool own_auth;        /* without an Idempotency-Key, the handler's first statement
+	                       * looks the key up (auth_defer): one round trip less; with one,
+	                       * see auth_deferred_to */
 };
 
 /* The 401 text differs between endpoints, as the merchant API has it (marketpay-api(7)). */
@@ -206,6 +206,20 @@ out:
 	json_object_put(root);
 }
 
+/*
+ * Whether the API key is looked up by the request's first statement rather than on its
+ * own: with an Idempotency-Key on an idem route, by the key's lock and read (idem_begin),
+ * unless the body's slow work (a PIN's RSA) comes first, which only a known merchant may
+ * ask for; without one, by an own_auth route's handler.
+ */
+static bool
+auth_deferred_to(const struct route *r, const struct req *req)
+{
+	if (req->idempotency_key == NULL)
+		return r->own_auth;
+	return r->idem && (r->spec == NULL || r->spec->open == NULL);
+}
+
 void
 route_dispatch(struct app *app, struct req *req)
 {
@@ -242,9 +256,8 @@ route_dispatch(struct app *app, struct req *req)
 			req_fail_err(req, ERR_UNAVAILABLE);
 			return;
 		}
-		/* A keyed request's key is looked up with its Idempotency-Key (idem_begin). */
-		if (found->own_auth && (req->idempotency_key == NULL || found->idem) ?
-		    !auth_defer(app, req, found->deny) : !auth_request(app, req, found->deny))
+		if (auth_deferred_to(found, req) ? !auth_defer(app, req, found->deny) :
+		    !auth_request(app, req, found->deny))
 			return;
 	}
 	if (found->body != NULL && !check_body(app, req, found->body)) {

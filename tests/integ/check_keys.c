@@ -2,7 +2,8 @@
  * API keys against the real stack (tests/integration.sh): stored as their SHA-256 digest
  * only, and looked up by that digest alone; refused from the request after a revocation or
  * a merchant disabled (marketpayctl merchant disable), by every worker, also by create-session's own lookup;
- * and their last use, noted at most once per 10 minutes (marketpayctl key list).
+ * and their last use, noted at most once per 10 minutes (marketpayctl key list); a keyed
+ * request's key looked up with its Idempotency-Key's lock.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,63 @@ START_TEST(test_key_list_last_use)
 }
 END_TEST
 
+/*
+ * A keyed request on an endpoint after the sale: its API key is looked up by the statements
+ * that take the Idempotency-Key's lock and read its stored reply (one round trip less;
+ * bench/round-trips counts them). The answers stay those of a lookup of its own: a refused
+ * API key answers 401 before a malformed Idempotency-Key's 400 and takes no lock (401, not
+ * the 409 of a lock held elsewhere); a good key waits for the lock, and once it is free the
+ * request is served and notes the key's use. (A transfer looks its key up first: its PIN's
+ * RSA work is for a known merchant only.)
+ */
+static const struct {
+	const char *path, *body;
+} keyed_routes[] = {
+	{ "/api/v1/payment/sessions/00000000-0000-7000-8000-000000000000/refunds", "{}" },
+	{ "/api/v1/payment/sessions/00000000-0000-7000-8000-000000000000/expire", NULL },
+	{ "/api/v1/payment/events/evt_00000000000000000000000000000000/redeliver", NULL },
+	{ "/api/v1/payment/webhook-endpoint/rotate-secret", NULL },
+	{ "/api/v1/payment/transfers/tr_00000000000000000000000000000000/reversals", "{}" },
+};
+
+START_TEST(test_keyed_lookup_with_lock)
+{
+	char idem[64], revoked[200];
+	const char *path = keyed_routes[_i].path, *body = keyed_routes[_i].body;
+	const char *h[] = { JSON_CT, fx.auth_a, idem, NULL }, *hr[] = { JSON_CT, revoked, idem, NULL };
+	const char *bad_idem[] = { JSON_CT, revoked, "Idempotency-Key: \x01", NULL };
+	struct http_resp r;
+	PGconn *c;
+
+	snprintf(idem, sizeof(idem), "Idempotency-Key: keyed-lookup-%d", _i);
+	snprintf(revoked, sizeof(revoked), "Authorization: API-KEY %s", fx.key_revoked);
+	ck_assert_int_eq(http_do("POST", path, bad_idem, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	ck_assert_ptr_nonnull(db_value("WITH u AS (UPDATE api_keys SET last_used_at = now() -"
+	    " interval '1 hour' WHERE merchant_id = $1::bigint RETURNING 1) SELECT count(*)"
+	    " FROM u", fx.merchant_a));
+	c = hold_idempotency_lock(fx.merchant_a, idem + strlen("Idempotency-Key: "));
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, &r), 0);
+	assert_fail(&r, 409, "still in progress");
+	http_free(&r);
+	ck_assert_int_eq(http_do("POST", path, hr, body, -1, &r), 0);
+	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	db_release(c);
+	ck_assert_ptr_nonnull(db_value("WITH u AS (UPDATE api_keys SET last_used_at = now() -"
+	    " interval '1 hour' WHERE merchant_id = $1::bigint RETURNING 1) SELECT count(*)"
+	    " FROM u", fx.merchant_a));
+	ck_assert_int_eq(http_do("POST", path, h, body, -1, &r), 0);
+	ck_assert_msg(r.status != 401 && r.status != 409 && r.status < 500, "%ld %s", r.status,
+	    r.body);
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM api_keys WHERE merchant_id = $1::bigint"
+	    " AND revoked_at IS NULL AND last_used_at > now() - interval '1 minute'",
+	    fx.merchant_a), "1");
+}
+END_TEST
+
 int
 main(void)
 {
@@ -319,5 +377,6 @@ main(void)
 	tcase_add_test(t, test_revoked_while_disconnected);
 	tcase_add_test(t, test_create_key_first);
 	tcase_add_test(t, test_key_list_last_use);
+	tcase_add_loop_test(t, test_keyed_lookup_with_lock, 0, NELEM(keyed_routes));
 	return fixture_main(s, NULL, NULL);
 }
