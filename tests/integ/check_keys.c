@@ -331,7 +331,7 @@ START_TEST(test_keyed_lookup_with_lock)
 	char idem[64], revoked[200];
 	const char *path = keyed_routes[_i].path, *body = keyed_routes[_i].body;
 	const char *h[] = { JSON_CT, fx.auth_a, idem, NULL }, *hr[] = { JSON_CT, revoked, idem, NULL };
-	const char *bad_idem[] = { JSON_CT, revoked, "Idempotency-Key: \x01", NULL };
+	const char *bad_idem[] = { JSON_CT, revoked, "Idempotency-Key: a b", NULL };
 	struct http_resp r;
 	PGconn *c;
 
@@ -339,6 +339,10 @@ START_TEST(test_keyed_lookup_with_lock)
 	snprintf(revoked, sizeof(revoked), "Authorization: API-KEY %s", fx.key_revoked);
 	ck_assert_int_eq(http_do("POST", path, bad_idem, body, -1, &r), 0);
 	ck_assert_int_eq(r.status, 401);
+	http_free(&r);
+	bad_idem[1] = fx.auth_a;
+	ck_assert_int_eq(http_do("POST", path, bad_idem, body, -1, &r), 0);
+	assert_fail(&r, 400, "Idempotency-Key must be");
 	http_free(&r);
 	ck_assert_ptr_nonnull(db_value("WITH u AS (UPDATE api_keys SET last_used_at = now() -"
 	    " interval '1 hour' WHERE merchant_id = $1::bigint RETURNING 1) SELECT count(*)"
