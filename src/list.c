@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "form.h"
 #include "json.h"
 #include "list.h"
@@ -208,9 +209,10 @@ list_parse(const struct list_spec *spec, const char *query, struct list_query *q
  * {"status_code": 10, "success": true, "data": [rows first .. first + shown - 1 of r],
  * "has_more": whether r has a row more}; NULL on ENOMEM.
  */
+/* The reply: rows first to first + shown - 1 of r's column col, of rows items in all. */
 static struct json_object *
-page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int first,
-    int shown)
+page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int col,
+    int first, int shown, int rows)
 {
 	struct json_object *o = json_object_new_object(), *data = json_object_new_array(), *it;
 	char msg[128];
@@ -219,8 +221,8 @@ page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int 
 	if (o == NULL || data == NULL)
 		goto fail;
 	for (i = first; i < first + shown; i++)
-		if ((it = json_parse_strict(PQgetvalue(r, i, LIST_OBJECT),
-		    (size_t)PQgetlength(r, i, LIST_OBJECT), msg, sizeof(msg))) == NULL ||
+		if ((it = json_parse_strict(PQgetvalue(r, i, col),
+		    (size_t)PQgetlength(r, i, col), msg, sizeof(msg))) == NULL ||
 		    json_object_array_add(data, it) != 0 ||
 		    (spec->finish != NULL && spec->finish(app, it) != 0))
 			goto fail;
@@ -228,7 +230,7 @@ page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int 
 	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
 	    json_add(o, "data", data) != 0)
 		goto fail_o;
-	if (json_add(o, "has_more", json_object_new_boolean(PQntuples(r) > shown)) != 0)
+	if (json_add(o, "has_more", json_object_new_boolean(rows > shown)) != 0)
 		goto fail_o;
 	return o;
 fail:
@@ -281,10 +283,11 @@ list_run(struct app *app, struct req *req, const struct list_spec *spec)
 	struct list_query q;
 	struct json_object *body = NULL;
 	char msg[256], ask[24];
-	const char *p[LIST_PARAMS];
+	const char *p[LIST_PARAMS], *pk[LIST_PARAMS + 1];
 	PGresult *r;
 	enum err e;
 	long limit;
+	int col = LIST_OBJECT, rows;
 	bool more;
 
 	if (!list_parse(spec, req->query, &q, msg, sizeof(msg))) {
@@ -292,16 +295,41 @@ list_run(struct app *app, struct req *req, const struct list_spec *spec)
 		return ERR_OK;
 	}
 	list_params(spec, req, &q, ask, p);
-	if ((r = db_run(app->db, DB_LIST, LIST_PARAMS, p, &e)) == NULL)
+	if (!req->auth_deferred)
+		r = db_run(app->db, DB_LIST, LIST_PARAMS, p, &e);
+	else {
+		/* The key not looked up yet (the route's own_auth): the page's statement does it. */
+		pk[0] = req->key_digest;
+		pk[1] = config_env_name(&app->cfg);
+		pk[2] = p[LP_COLLECTION];
+		memcpy(pk + 3, p + LP_MERCHANT + 1, (LIST_PARAMS - 2) * sizeof(*p));
+		r = db_run(app->db, DB_LIST_KEY, LIST_PARAMS + 1, pk, &e);
+	}
+	/* A failure leaves a deferred key deferred: the route looks it up before answering. */
+	if (r == NULL)
 		return list_failed(app, req, e);
+	if (req->auth_deferred) {
+		req->auth_deferred = false;
+		if (PQntuples(r) == 0) {
+			req_deny(req, req->deny);
+			PQclear(r);
+			return ERR_OK;
+		}
+		if (auth_take(req, r) != 0) {
+			PQclear(r);
+			return ERR_NOMEM;
+		}
+		col = LIST_KEY_OBJECT;
+	}
+	rows = PQntuples(r) == 1 && PQgetisnull(r, 0, col) ? 0 : PQntuples(r);
 	/*
 	 * The row more than the page is the oldest of it, or before a cursor (the page nearest
 	 * it, newest first) the newest.
 	 */
 	limit = strtol(q.limit, NULL, 10);
-	more = PQntuples(r) > limit;
-	if ((body = page_body(app, spec, r, more && q.before != NULL ? 1 : 0,
-	    more ? (int)limit : PQntuples(r))) == NULL || req_reply_json(req, 200, body) != 0)
+	more = rows > limit;
+	if ((body = page_body(app, spec, r, col, more && q.before != NULL ? 1 : 0,
+	    more ? (int)limit : rows, rows)) == NULL || req_reply_json(req, 200, body) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);

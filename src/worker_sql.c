@@ -157,6 +157,15 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	{ "list",
 	  "SELECT mp_list($1, $2::bigint, $3::int, $4, $5, $6::timestamptz, $7::timestamptz, $8,"
 	  " $9, $10::boolean)" },
+	/*
+	 * DB_LIST_KEY: $1 the API key's digest, $2 environment, then DB_LIST's parameters but
+	 * the merchant, whom the key gives; enum list_key_col. OFFSET 0 keeps the key's lookup
+	 * (and its note) a subquery, done once, not once per item.
+	 */
+	{ "list_key",
+	  "SELECT a.*, l.j FROM (SELECT k.merchant_id, m.name, m.currency, " KEY_USED KEY_LOOKUP
+	  " OFFSET 0) a LEFT JOIN LATERAL mp_list($3, a.merchant_id, $4::int, $5, $6,"
+	  " $7::timestamptz, $8::timestamptz, $9, $10, $11::boolean) l(j) ON true" },
 	/* DB_LIST_CSV: as DB_LIST, of balance transactions; enum list_csv_col */
 	{ "list_csv",
 	  "SELECT x.* FROM mp_list($1, $2::bigint, $3::int, $4, $5, $6::timestamptz,"

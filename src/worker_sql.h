@@ -31,6 +31,7 @@ enum worker_stmt {
 	DB_TRANSFER_GET,
 	DB_TRANSFER_GROUP,
 	DB_LIST,
+	DB_LIST_KEY,
 	DB_LIST_CSV,
 	DB_BALANCE,
 	DB_EVENT_GET,
@@ -130,6 +131,13 @@ enum transfer_group_col { TRANSFER_GROUP_ID };
 
 /* DB_LIST: one row per item of the page, newest first (one more than the page shows) */
 enum list_col { LIST_OBJECT };
+
+/*
+ * DB_LIST_KEY: DB_LIST with the API key looked up in the same statement: the columns of
+ * DB_AUTH_KEY on every row, then the item (NULL on the one row of an empty page); no row:
+ * the key is refused
+ */
+enum list_key_col { LIST_KEY_OBJECT = AUTH_KEY_NOTED + 1 };
 
 /* DB_LIST_CSV: a balance transaction's fields, in the order of its CSV */
 enum list_csv_col {

@@ -287,6 +287,8 @@ START_TEST(test_unauthorized)
 {
 	static const char *const session_family[] = { "sessions", "refunds", "balance",
 		"balance-transactions" };
+	char revoked[200];
+	const char *deny;
 	size_t i;
 
 	for (i = 0; i < NELEM(session_family); i++) {
@@ -296,6 +298,20 @@ START_TEST(test_unauthorized)
 	}
 	list_refused(NULL, "transfers", 401, TRANSFER_DENY);
 	list_refused(NULL, "transfers/tr_00000000000000000000000000000000", 401, TRANSFER_DENY);
+	/*
+	 * A list's page looks its key up itself (one round trip): a key it refuses, or one
+	 * refused before it (a bad parameter, a cursor that is no item), still answers 401.
+	 */
+	snprintf(revoked, sizeof(revoked), "Authorization: API-KEY %s", fx.key_revoked);
+	for (i = 0; i < NELEM(bad); i++) {
+		deny = strncmp(bad[i].path, "transfers", 9) == 0 ? TRANSFER_DENY : REFUND_DENY;
+		list_refused("Authorization: API-KEY mp_test_nope", bad[i].path, 401, deny);
+		list_refused(revoked, bad[i].path, 401, deny);
+	}
+	for (i = 0; i < NELEM(session_family); i++)
+		list_refused(revoked, session_family[i], 401, REFUND_DENY);
+	list_refused(revoked, "transfers", 401, TRANSFER_DENY);
+	list_refused(revoked, "events", 401, REFUND_DENY);
 }
 END_TEST
 
