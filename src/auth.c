@@ -111,6 +111,21 @@ auth_settle(struct app *app, struct req *req)
 	return auth_lookup(app, req, req->deny);
 }
 
+bool
+auth_found(struct req *req, PGresult *r, enum err *e)
+{
+	req->auth_deferred = false;
+	*e = ERR_OK;
+	if (PQntuples(r) == 0)
+		req_deny(req, req->deny);
+	else if (auth_take(req, r) != 0)
+		*e = ERR_NOMEM;
+	else
+		return true;
+	PQclear(r);
+	return false;
+}
+
 void
 auth_note_again(struct app *app, struct req *req)
 {

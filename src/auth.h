@@ -45,6 +45,13 @@ int auth_take(struct req *req, const PGresult *r);
 bool auth_settle(struct app *app, struct req *req);
 
 /*
+ * The deferred key, from r, the result of a statement that looked it up (its first columns
+ * DB_AUTH_KEY's; no row: refused). True with req's merchant set; else false with r cleared
+ * and *e ERR_OK when the 401 was answered, ERR_NOMEM otherwise. Clears req->auth_deferred.
+ */
+bool auth_found(struct req *req, PGresult *r, enum err *e);
+
+/*
  * Notes the use of the request's (accepted) key on its own, as its lookup does when the last
  * note is 10 minutes old: after a transaction that held the note was rolled back.
  */

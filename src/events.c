@@ -51,10 +51,8 @@ enum err
 event_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "evt_", "Event found.", "event", NOT_FOUND };
-	const char *p[2] = { req->param, req->merchant };
-
 	(void)in;
-	return intent_run(app, req, DB_EVENT_GET, 2, p, &out);
+	return intent_get(app, req, DB_EVENT_GET, DB_EVENT_GET_KEY, &out);
 }
 
 enum err

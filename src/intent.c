@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"
 #include "intent.h"
 #include "json.h"
 #include "sqlstate.h"
@@ -73,27 +74,66 @@ intent_call(struct app *app, struct req *req, int stmt, int n, const char *const
 	return ERR_OK;
 }
 
-enum err
-intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
-    const struct intent_reply *out)
+/* The answer from row 0's column col of r (none, or NULL: the 404); PQclears r. */
+static enum err
+reply_object(struct req *req, const struct intent_reply *out, PGresult *r, int col)
 {
 	struct json_object *body = NULL;
-	PGresult *r;
-	enum err e;
+	enum err e = ERR_OK;
 
-	/* Another merchant's object is reported exactly like a missing one (in SQL). */
-	if (out->id == NULL ? !valid_uuid(req->param) : !intent_id_ok(req->param, out->id)) {
+	if (PQntuples(r) == 0 || PQgetisnull(r, 0, col))
 		req_fail(req, 404, "%s", out->notfound);
-		return ERR_OK;
-	}
-	if ((e = intent_call(app, req, stmt, n, params, out->notfound, &r)) != ERR_OK || r == NULL)
-		return e;
-	if (PQntuples(r) == 0 || PQgetisnull(r, 0, INTENT_OBJECT))
-		req_fail(req, 404, "%s", out->notfound);
-	else if ((body = success_body(out, PQgetvalue(r, 0, INTENT_OBJECT),
-	    (size_t)PQgetlength(r, 0, INTENT_OBJECT))) == NULL || req_reply_json(req, 200, body) != 0)
+	else if ((body = success_body(out, PQgetvalue(r, 0, col),
+	    (size_t)PQgetlength(r, 0, col))) == NULL || req_reply_json(req, 200, body) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
 	json_object_put(body);
 	return e;
+}
+
+/* Another merchant's object is reported exactly like a missing one (in SQL). */
+static bool
+id_refused(struct req *req, const struct intent_reply *out)
+{
+	if (out->id == NULL ? valid_uuid(req->param) : intent_id_ok(req->param, out->id))
+		return false;
+	req_fail(req, 404, "%s", out->notfound);
+	return true;
+}
+
+enum err
+intent_run(struct app *app, struct req *req, int stmt, int n, const char *const *params,
+    const struct intent_reply *out)
+{
+	PGresult *r;
+	enum err e;
+
+	if (id_refused(req, out))
+		return ERR_OK;
+	if ((e = intent_call(app, req, stmt, n, params, out->notfound, &r)) != ERR_OK || r == NULL)
+		return e;
+	return reply_object(req, out, r, INTENT_OBJECT);
+}
+
+enum err
+intent_get(struct app *app, struct req *req, int stmt, int stmt_key,
+    const struct intent_reply *out)
+{
+	const char *p[3] = { req->param, req->merchant, NULL };
+	PGresult *r;
+	enum err e;
+
+	if (!req->auth_deferred)
+		return intent_run(app, req, stmt, 2, p, out);
+	if (id_refused(req, out))
+		return ERR_OK;
+	p[0] = req->key_digest;
+	p[1] = config_env_name(&app->cfg);
+	p[2] = req->param;
+	/* A failure leaves the key deferred: the route looks it up before answering. */
+	if ((r = db_run(app->db, stmt_key, 3, p, &e)) == NULL)
+		return e;
+	if (!auth_found(req, r, &e))
+		return e;
+	return reply_object(req, out, r, INTENT_KEY_OBJECT);
 }

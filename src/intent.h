@@ -51,6 +51,15 @@ enum err intent_run(struct app *app, struct req *req, int stmt, int n, const cha
     const struct intent_reply *out);
 
 /*
+ * GET of one object (its id in req->param): as intent_run with stmt ($1 the id, $2 the
+ * merchant), or, with the key not looked up yet (the route's own_auth), with stmt_key ($1
+ * the key's digest, $2 the environment, $3 the id; enum intent_key_col), which looks it up:
+ * no row answers the 401.
+ */
+enum err intent_get(struct app *app, struct req *req, int stmt, int stmt_key,
+    const struct intent_reply *out);
+
+/*
  * Runs stmt with n params: ERR_OK with the result in *res (caller PQclears); or a refusal
  * of the service's SQLSTATEs answered as intent_run answers it (404 notfound, 400 the
  * database's message), ERR_OK with *res NULL; or another error for the pipeline to answer.

@@ -309,16 +309,8 @@ list_run(struct app *app, struct req *req, const struct list_spec *spec)
 	if (r == NULL)
 		return list_failed(app, req, e);
 	if (req->auth_deferred) {
-		req->auth_deferred = false;
-		if (PQntuples(r) == 0) {
-			req_deny(req, req->deny);
-			PQclear(r);
-			return ERR_OK;
-		}
-		if (auth_take(req, r) != 0) {
-			PQclear(r);
-			return ERR_NOMEM;
-		}
+		if (!auth_found(req, r, &e))
+			return e;
 		col = LIST_KEY_OBJECT;
 	}
 	rows = PQntuples(r) == 1 && PQgetisnull(r, 0, col) ? 0 : PQntuples(r);

@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "auth.h"
 #include "intent.h"
 #include "json.h"
 #include "list.h"
@@ -140,31 +141,39 @@ transfer_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "tr_", "Transfer found.", "transfer",
 	    "transfer not found" };
-	const char *p[2] = { req->param, req->merchant };
-
 	(void)in;
-	return intent_run(app, req, DB_TRANSFER_GET, 2, p, &out);
+	return intent_get(app, req, DB_TRANSFER_GET, DB_TRANSFER_GET_KEY, &out);
 }
 
 enum err
 balance_get(struct app *app, struct req *req, void *in)
 {
 	struct json_object *o = NULL, *b;
-	const char *p[1] = { req->merchant };
+	const char *p[2] = { req->merchant, NULL };
 	char msg[128];
 	PGresult *r;
 	enum err e;
+	int col = INTENT_OBJECT;
 
 	(void)in;
-	if ((r = db_run(app->db, DB_BALANCE, 1, p, &e)) == NULL)
+	if (req->auth_deferred) {
+		/* The key not looked up yet (the route's own_auth): the balance's statement does. */
+		p[0] = req->key_digest;
+		p[1] = config_env_name(&app->cfg);
+		col = INTENT_KEY_OBJECT;
+	}
+	if ((r = db_run(app->db, col == INTENT_OBJECT ? DB_BALANCE : DB_BALANCE_KEY,
+	    col == INTENT_OBJECT ? 1 : 2, p, &e)) == NULL)
 		return e == ERR_INVALID ? ERR_INTERNAL : e;
-	if (PQntuples(r) != 1 || PQgetisnull(r, 0, INTENT_OBJECT))
+	if (col == INTENT_KEY_OBJECT && !auth_found(req, r, &e))
+		return e;
+	if (PQntuples(r) != 1 || PQgetisnull(r, 0, col))
 		e = ERR_DB;
 	else if ((o = json_object_new_object()) == NULL ||
 	    json_add(o, "status_code", json_object_new_int(10)) != 0 ||
 	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    (b = json_parse_strict(PQgetvalue(r, 0, INTENT_OBJECT),
-	    (size_t)PQgetlength(r, 0, INTENT_OBJECT), msg, sizeof(msg))) == NULL ||
+	    (b = json_parse_strict(PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), msg,
+	    sizeof(msg))) == NULL ||
 	    json_add(o, "balance", b) != 0 || req_reply_json(req, 200, o) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);

@@ -131,8 +131,6 @@ refund_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "re_", "Refund found.", "refund",
 	    "refund not found" };
-	const char *p[2] = { req->param, req->merchant };
-
 	(void)in;
-	return intent_run(app, req, DB_REFUND_GET, 2, p, &out);
+	return intent_get(app, req, DB_REFUND_GET, DB_REFUND_GET_KEY, &out);
 }

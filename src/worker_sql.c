@@ -11,6 +11,8 @@
 	" AND k.revoked_at IS NULL AND m.status = 'active'"
 #define KEY_LOOKUP KEY_LOOKUP_FROM KEY_LOOKUP_WHERE
 #define KEY_USED "CASE WHEN mp_key_use_stale(k.last_used_at) THEN mp_key_used(k.id) END"
+/* auth_key's columns (enum auth_key_col), the start of every statement that looks a key up */
+#define KEY_COLUMNS "SELECT k.merchant_id, m.name, m.currency, " KEY_USED
 
 /*
  * A PIN lock as two columns: until when (ISO 8601; "" for the hard lock the operator lifts,
@@ -33,8 +35,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * is noted (a write) only when its last one is older than the granularity
 	 * (sql/023_key_last_use.sql); otherwise the statement reads only.
 	 */
-	{ "auth_key",
-	  "SELECT k.merchant_id, m.name, m.currency, " KEY_USED KEY_LOOKUP },
+	{ "auth_key", KEY_COLUMNS KEY_LOOKUP },
 	/* DB_SESSION_CREATE: $1 the API key's digest, $2 environment, $3 user_id, $4 email,
 	 * $5 and $6 the redirect URLs, $7 lifetime, $8-$10 the items' ids, names and prices
 	 * (array literals), $11 the page's locale or NULL: see mp_create_session in
@@ -97,8 +98,8 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * $1 key digest, $2 environment, $3 key, $4 ttl seconds; enum idem_get_key_col
 	 */
 	{ "idem_get_key",
-	  "SELECT k.merchant_id, m.name, m.currency, " KEY_USED ","
-	  " encode(i.request_hash, 'hex'), i.status_code, i.body, i.body_sealed" KEY_LOOKUP_FROM
+	  KEY_COLUMNS ", encode(i.request_hash, 'hex'), i.status_code, i.body, i.body_sealed"
+	  KEY_LOOKUP_FROM
 	  " LEFT JOIN idempotency_keys i ON i.merchant_id = k.merchant_id AND i.key = $3"
 	  " AND i.created_at > now() - make_interval(secs => $4::int)" KEY_LOOKUP_WHERE },
 	/*
@@ -139,6 +140,18 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_REFUND_GET: $1 refund id, $2 merchant; enum intent_col */
 	{ "refund_get",
 	  "SELECT mp_refund_json(r) FROM refunds r WHERE r.id = $1 AND r.merchant_id = $2" },
+	/*
+	 * DB_REFUND_GET_KEY, DB_TRANSFER_GET_KEY, DB_EVENT_GET_KEY: the same read with the key
+	 * looked up as auth_key does: $1 key digest, $2 environment, $3 the object's id; enum
+	 * intent_key_col. DB_BALANCE_KEY: $1 and $2 alone.
+	 */
+	{ "refund_get_key", KEY_COLUMNS ", (SELECT mp_refund_json(r) FROM refunds r"
+	  " WHERE r.id = $3 AND r.merchant_id = k.merchant_id)" KEY_LOOKUP },
+	{ "transfer_get_key", KEY_COLUMNS ", (SELECT mp_transfer_json(t) FROM transfers t"
+	  " WHERE t.id = $3 AND t.merchant_id = k.merchant_id)" KEY_LOOKUP },
+	{ "event_get_key", KEY_COLUMNS ", (SELECT object FROM mp_list_events"
+	  " WHERE id = $3 AND owner = k.merchant_id)" KEY_LOOKUP },
+	{ "balance_key", KEY_COLUMNS ", mp_balance_json(k.merchant_id)" KEY_LOOKUP },
 	/* DB_REVERSAL_CREATE: $1 merchant, $2 transfer, $3 amount or NULL (all left), $4 reason;
 	 * enum intent_col */
 	{ "reversal_create",
@@ -163,8 +176,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * (and its note) a subquery, done once, not once per item.
 	 */
 	{ "list_key",
-	  "SELECT a.*, l.j FROM (SELECT k.merchant_id, m.name, m.currency, " KEY_USED KEY_LOOKUP
-	  " OFFSET 0) a LEFT JOIN LATERAL mp_list($3, a.merchant_id, $4::int, $5, $6,"
+	  "SELECT a.*, l.j FROM (" KEY_COLUMNS KEY_LOOKUP " OFFSET 0) a LEFT JOIN LATERAL mp_list($3, a.merchant_id, $4::int, $5, $6,"
 	  " $7::timestamptz, $8::timestamptz, $9, $10, $11::boolean) l(j) ON true" },
 	/* DB_LIST_CSV: as DB_LIST, of balance transactions; enum list_csv_col */
 	{ "list_csv",

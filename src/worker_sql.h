@@ -26,6 +26,10 @@ enum worker_stmt {
 	DB_TRANSFER_SEND,
 	DB_REFUND_CREATE,
 	DB_REFUND_GET,
+	DB_REFUND_GET_KEY,
+	DB_TRANSFER_GET_KEY,
+	DB_EVENT_GET_KEY,
+	DB_BALANCE_KEY,
 	DB_REVERSAL_CREATE,
 	DB_SESSION_EXPIRE,    /* no column read */
 	DB_TRANSFER_GET,
@@ -138,6 +142,13 @@ enum list_col { LIST_OBJECT };
  * the key is refused
  */
 enum list_key_col { LIST_KEY_OBJECT = AUTH_KEY_NOTED + 1 };
+
+/*
+ * DB_REFUND_GET_KEY, DB_TRANSFER_GET_KEY, DB_EVENT_GET_KEY, DB_BALANCE_KEY: the columns of
+ * DB_AUTH_KEY, then the object (NULL: none of the key's merchant by that id); no row: the
+ * key is refused
+ */
+enum intent_key_col { INTENT_KEY_OBJECT = AUTH_KEY_NOTED + 1 };
 
 /* DB_LIST_CSV: a balance transaction's fields, in the order of its CSV */
 enum list_csv_col {

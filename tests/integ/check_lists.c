@@ -287,6 +287,9 @@ START_TEST(test_unauthorized)
 {
 	static const char *const session_family[] = { "sessions", "refunds", "balance",
 		"balance-transactions" };
+	static const char *const one[] = { "refunds/re_00000000000000000000000000000000",
+		"refunds/nope", "events/evt_00000000000000000000000000000000", "events/nope",
+		"transfers/tr_00000000000000000000000000000000", "transfers/nope", "balance" };
 	char revoked[200];
 	const char *deny;
 	size_t i;
@@ -312,6 +315,10 @@ START_TEST(test_unauthorized)
 		list_refused(revoked, session_family[i], 401, REFUND_DENY);
 	list_refused(revoked, "transfers", 401, TRANSFER_DENY);
 	list_refused(revoked, "events", 401, REFUND_DENY);
+	/* So does each object's GET, a malformed id's 404 included. */
+	for (i = 0; i < NELEM(one); i++)
+		list_refused(revoked, one[i], 401, strncmp(one[i], "transfers", 9) == 0 ?
+		    TRANSFER_DENY : REFUND_DENY);
 }
 END_TEST
 
