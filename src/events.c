@@ -51,6 +51,7 @@ enum err
 event_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "evt_", "Event found.", "event", NOT_FOUND };
+
 	(void)in;
 	return intent_get(app, req, DB_EVENT_GET, DB_EVENT_GET_KEY, &out);
 }

@@ -132,7 +132,7 @@ intent_get(struct app *app, struct req *req, int stmt, int stmt_key,
 	p[2] = req->param;
 	/* A failure leaves the key deferred: the route looks it up before answering. */
 	if ((r = db_run(app->db, stmt_key, 3, p, &e)) == NULL)
-		return e;
+		return e == ERR_INVALID ? ERR_INTERNAL : e;
 	if (!auth_found(req, r, &e))
 		return e;
 	return reply_object(req, out, r, INTENT_KEY_OBJECT);

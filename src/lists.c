@@ -141,6 +141,7 @@ transfer_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "tr_", "Transfer found.", "transfer",
 	    "transfer not found" };
+
 	(void)in;
 	return intent_get(app, req, DB_TRANSFER_GET, DB_TRANSFER_GET_KEY, &out);
 }

@@ -131,6 +131,7 @@ refund_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "re_", "Refund found.", "refund",
 	    "refund not found" };
+
 	(void)in;
 	return intent_get(app, req, DB_REFUND_GET, DB_REFUND_GET_KEY, &out);
 }
