@@ -206,10 +206,9 @@ list_parse(const struct list_spec *spec, const char *query, struct list_query *q
 }
 
 /*
- * {"status_code": 10, "success": true, "data": [rows first .. first + shown - 1 of r],
- * "has_more": whether r has a row more}; NULL on ENOMEM.
+ * {"status_code": 10, "success": true, "data": [column col of rows first .. first + shown - 1
+ * of r], "has_more": whether r's rows items are more than shown}; NULL on ENOMEM.
  */
-/* The reply: rows first to first + shown - 1 of r's column col, of rows items in all. */
 static struct json_object *
 page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int col,
     int first, int shown, int rows)
