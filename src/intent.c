@@ -5,7 +5,7 @@
 
 #include "auth.h"
 #include "intent.h"
-#include "json.h"
+#include "jtext.h"
 #include "sqlstate.h"
 #include "valid.h"
 #include "worker_sql.h"
@@ -28,19 +28,22 @@ intent_amount(const struct intent_in *in, char buf[24])
 	return buf;
 }
 
-/* The 200 body around the object's JSON text; NULL on ENOMEM or text that is not JSON. */
-static struct json_object *
-success_body(const struct intent_reply *out, const char *text, size_t len)
+int
+intent_reply_object(struct req *req, const char *message, const char *key, PGresult *r,
+    int col)
 {
-	struct json_object *o = json_success(out->message), *obj;
-	char msg[128];
+	struct jtext t = { 0 };
+	int rc;
 
-	if (o == NULL || (obj = json_parse_strict(text, len, msg, sizeof(msg))) == NULL ||
-	    json_add(o, out->key, obj) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	jtext_success(&t, message);
+	jtext_lit(&t, ",");
+	jtext_string(&t, key);
+	jtext_lit(&t, ":");
+	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), false);
+	jtext_lit(&t, "}");
+	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	jtext_free(&t);
+	return rc;
 }
 
 enum err
@@ -78,16 +81,13 @@ intent_call(struct app *app, struct req *req, int stmt, int n, const char *const
 static enum err
 reply_object(struct req *req, const struct intent_reply *out, PGresult *r, int col)
 {
-	struct json_object *body = NULL;
 	enum err e = ERR_OK;
 
 	if (PQntuples(r) == 0 || PQgetisnull(r, 0, col))
 		req_fail(req, 404, "%s", out->notfound);
-	else if ((body = success_body(out, PQgetvalue(r, 0, col),
-	    (size_t)PQgetlength(r, 0, col))) == NULL || req_reply_json(req, 200, body) != 0)
+	else if (intent_reply_object(req, out->message, out->key, r, col) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
-	json_object_put(body);
 	return e;
 }
 

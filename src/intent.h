@@ -51,6 +51,14 @@ enum err intent_run(struct app *app, struct req *req, int stmt, int n, const cha
     const struct intent_reply *out);
 
 /*
+ * Answers req 200 with {status_code, success, message (none when NULL), key: column col of
+ * row 0 of r}, the object's JSON as PostgreSQL wrote it. 0, or -1 (nothing answered) on
+ * ENOMEM or a column that is not a JSON object.
+ */
+int intent_reply_object(struct req *req, const char *message, const char *key, PGresult *r,
+    int col);
+
+/*
  * GET of one object (its id in req->param): as intent_run with stmt ($1 the id, $2 the
  * merchant), or, with the key not looked up yet (the route's own_auth), with stmt_key ($1
  * the key's digest, $2 the environment, $3 the id; enum intent_key_col), which looks it up:

@@ -5,7 +5,6 @@
 
 #include "auth.h"
 #include "form.h"
-#include "json.h"
 #include "list.h"
 #include "sqlstate.h"
 #include "valid.h"
@@ -206,37 +205,35 @@ list_parse(const struct list_spec *spec, const char *query, struct list_query *q
 }
 
 /*
- * {"status_code": 10, "success": true, "data": [column col of rows first .. first + shown - 1
- * of r], "has_more": whether r's rows items are more than shown}; NULL on ENOMEM.
+ * Answers req 200 with {"status_code": 10, "success": true, "data": [column col of rows
+ * first .. first + shown - 1 of r], "has_more": whether r's rows are more than shown}; -1
+ * (nothing answered) on ENOMEM or an item that is not a JSON object.
  */
-static struct json_object *
-page_body(const struct app *app, const struct list_spec *spec, PGresult *r, int col,
-    int first, int shown, int rows)
+static int
+page_reply(const struct app *app, const struct list_spec *spec, struct req *req, PGresult *r,
+    int col, int first, int shown, int rows)
 {
-	struct json_object *o = json_object_new_object(), *data = json_object_new_array(), *it;
-	char msg[128];
-	int i;
+	struct jtext t = { 0 };
+	size_t from;
+	int i, rc;
 
-	if (o == NULL || data == NULL)
-		goto fail;
-	for (i = first; i < first + shown; i++)
-		if ((it = json_parse_strict(PQgetvalue(r, i, col),
-		    (size_t)PQgetlength(r, i, col), msg, sizeof(msg))) == NULL ||
-		    json_object_array_add(data, it) != 0 ||
-		    (spec->finish != NULL && spec->finish(app, it) != 0))
-			goto fail;
-	if (json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "data", data) != 0)
-		goto fail_o;
-	if (json_add(o, "has_more", json_object_new_boolean(rows > shown)) != 0)
-		goto fail_o;
-	return o;
-fail:
-	json_object_put(data);
-fail_o:
-	json_object_put(o);
-	return NULL;
+	jtext_success(&t, NULL);
+	jtext_lit(&t, ",\"data\":[");
+	for (i = first; i < first + shown; i++) {
+		if (i > first)
+			jtext_lit(&t, ",");
+		from = t.len;
+		jtext_pg(&t, PQgetvalue(r, i, col), (size_t)PQgetlength(r, i, col), false);
+		if (spec->finish != NULL && !t.failed) {
+			t.s[--t.len] = '\0';   /* the item's closing brace, after its last member */
+			spec->finish(app, &t, from, 1);
+			jtext_lit(&t, "}");
+		}
+	}
+	jtext_lit(&t, rows > shown ? "],\"has_more\":true}" : "],\"has_more\":false}");
+	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	jtext_free(&t);
+	return rc;
 }
 
 void
@@ -280,7 +277,6 @@ enum err
 list_run(struct app *app, struct req *req, const struct list_spec *spec)
 {
 	struct list_query q;
-	struct json_object *body = NULL;
 	char msg[256], ask[24];
 	const char *p[LIST_PARAMS], *pk[LIST_PARAMS + 1];
 	PGresult *r;
@@ -319,10 +315,9 @@ list_run(struct app *app, struct req *req, const struct list_spec *spec)
 	 */
 	limit = strtol(q.limit, NULL, 10);
 	more = rows > limit;
-	if ((body = page_body(app, spec, r, col, more && q.before != NULL ? 1 : 0,
-	    more ? (int)limit : rows, rows)) == NULL || req_reply_json(req, 200, body) != 0)
+	if (page_reply(app, spec, req, r, col, more && q.before != NULL ? 1 : 0,
+	    more ? (int)limit : rows, rows) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
-	json_object_put(body);
 	return e;
 }

@@ -6,7 +6,6 @@
 
 #include "auth.h"
 #include "intent.h"
-#include "json.h"
 #include "list.h"
 #include "lists.h"
 #include "session.h"
@@ -86,7 +85,7 @@ static const struct list_spec sessions = { "sessions", session_id_ok, "payment s
 	{ { "user_id", user_id_ok, "must be at most 50 characters" },
 	  { "status", status_ok,
 	    "must be one of open, paid, failed, canceled, expired, refunded" } },
-	session_finish };
+	session_url };
 
 static const struct list_spec refunds = { "refunds", refund_id_ok, "refund",
 	{ { "session_id", session_id_ok, "must be a payment session id (a UUID)" },
@@ -149,9 +148,7 @@ transfer_get(struct app *app, struct req *req, void *in)
 enum err
 balance_get(struct app *app, struct req *req, void *in)
 {
-	struct json_object *o = NULL, *b;
 	const char *p[2] = { req->merchant, NULL };
-	char msg[128];
 	PGresult *r;
 	enum err e;
 	int col = INTENT_OBJECT;
@@ -170,14 +167,8 @@ balance_get(struct app *app, struct req *req, void *in)
 		return e;
 	if (PQntuples(r) != 1 || PQgetisnull(r, 0, col))
 		e = ERR_DB;
-	else if ((o = json_object_new_object()) == NULL ||
-	    json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    (b = json_parse_strict(PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), msg,
-	    sizeof(msg))) == NULL ||
-	    json_add(o, "balance", b) != 0 || req_reply_json(req, 200, o) != 0)
+	else if (intent_reply_object(req, NULL, "balance", r, col) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
-	json_object_put(o);
 	return e;
 }

@@ -4,6 +4,7 @@
 
 #include "body.h"
 #include "i18n.h"
+#include "jtext.h"
 #include "json.h"
 #include "money.h"
 #include "pgarray.h"
@@ -252,41 +253,39 @@ session_create(struct app *app, struct req *req, void *arg)
 	return e;
 }
 
-int
-session_finish(const struct app *app, struct json_object *session)
+void
+session_url(const struct app *app, struct jtext *t, size_t from, int depth)
 {
 	char url[2048];
-	struct json_object *id;
+	const char *id;
+	size_t n;
 
-	if (!json_object_object_get_ex(session, "session_id", &id))
-		return -1;
-	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url,
-	    json_object_get_string(id));
-	return json_add(session, "url", json_object_new_string(url));
+	if ((id = jtext_member(t, from, depth, "session_id", &n)) == NULL) {
+		t->failed = true;
+		return;
+	}
+	/* Copied before t grows: id points into its text. */
+	snprintf(url, sizeof(url), "%s/checkout/%.*s", app->cfg.checkout_base_url, (int)n, id);
+	jtext_lit(t, ",\"url\":");
+	jtext_string(t, url);
 }
 
 /* The reply: the success fields, then the session's own (mp_session_json) and its url. */
-static struct json_object *
-session_json(const struct app *app, const char *text, size_t len, const char *message)
+static int
+session_json(const struct app *app, struct req *req, PGresult *r, int col, const char *message)
 {
-	struct json_object *o = json_success(message), *s;
-	char msg[128];
+	struct jtext t = { 0 };
+	size_t from;
+	int rc;
 
-	if (o == NULL || (s = json_parse_strict(text, len, msg, sizeof(msg))) == NULL)
-		goto fail;
-	json_object_object_foreach(s, key, val) {
-		if (json_object_object_add(o, key, json_object_get(val)) != 0) {
-			json_object_put(val);
-			json_object_put(s);
-			goto fail;
-		}
-	}
-	json_object_put(s);
-	if (session_finish(app, o) == 0)
-		return o;
-fail:
-	json_object_put(o);
-	return NULL;
+	jtext_success(&t, message);
+	from = t.len;
+	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), true);
+	session_url(app, &t, from, 0);
+	jtext_lit(&t, "}");
+	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	jtext_free(&t);
+	return rc;
 }
 
 /*
@@ -298,7 +297,6 @@ enum err
 session_get(struct app *app, struct req *req, void *in)
 {
 	const char *p[3] = { req->key_digest, config_env_name(&app->cfg), req->param };
-	struct json_object *body = NULL;
 	PGresult *r = NULL;
 	enum err e = ERR_OK;
 
@@ -318,12 +316,10 @@ session_get(struct app *app, struct req *req, void *in)
 		snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
 		if (PQgetisnull(r, 0, SESSION_GET_KEY_OBJECT))
 			req_fail(req, 404, "payment session not found");
-		else if ((body = session_json(app, PQgetvalue(r, 0, SESSION_GET_KEY_OBJECT),
-		    (size_t)PQgetlength(r, 0, SESSION_GET_KEY_OBJECT), "Payment session found.")) == NULL ||
-		    req_reply_json(req, 200, body) != 0)
+		else if (session_json(app, req, r, SESSION_GET_KEY_OBJECT,
+		    "Payment session found.") != 0)
 			e = ERR_NOMEM;
 	}
-	json_object_put(body);
 	PQclear(r);
 	return e;
 }
@@ -331,7 +327,6 @@ session_get(struct app *app, struct req *req, void *in)
 enum err
 session_reply(struct app *app, struct req *req, const char *message)
 {
-	struct json_object *body = NULL;
 	PGresult *s = NULL;
 	const char *p[2] = { req->param, req->merchant };
 	enum err e = ERR_OK;
@@ -340,11 +335,8 @@ session_reply(struct app *app, struct req *req, const char *message)
 	if (!valid_uuid(req->param) ||
 	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1))
 		req_fail(req, 404, "payment session not found");
-	else if (s != NULL && ((body = session_json(app, PQgetvalue(s, 0, SESSION_GET_OBJECT),
-	    (size_t)PQgetlength(s, 0, SESSION_GET_OBJECT), message)) == NULL ||
-	    req_reply_json(req, 200, body) != 0))
+	else if (s != NULL && session_json(app, req, s, SESSION_GET_OBJECT, message) != 0)
 		e = ERR_NOMEM;
-	json_object_put(body);
 	PQclear(s);
 	return e;
 }

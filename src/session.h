@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "body.h"
+#include "jtext.h"
 #include "req.h"
 #include "route.h"
 
@@ -44,7 +45,10 @@ route_handler session_get;
 /* The merchant's session req->param answered as GET shows it, with message; else 404. */
 enum err session_reply(struct app *app, struct req *req, const char *message);
 
-/* Adds to a session as mp_session_json makes it its checkout "url". 0, or -1 on ENOMEM. */
-int session_finish(const struct app *app, struct json_object *session);
+/*
+ * Appends ,"url": and the checkout page's address of the session in t's text from offset
+ * from (its members at depth; see jtext_member); t fails when it has no session_id.
+ */
+void session_url(const struct app *app, struct jtext *t, size_t from, int depth);
 
 #endif
