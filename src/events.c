@@ -50,7 +50,8 @@ events_list(struct app *app, struct req *req, void *in)
 enum err
 event_get(struct app *app, struct req *req, void *in)
 {
-	static const struct intent_reply out = { "evt_", "Event found.", "event", NOT_FOUND };
+	static const struct intent_reply out = { "evt_", "Event found.", "event", NOT_FOUND,
+	    NULL };
 
 	(void)in;
 	return intent_get(app, req, DB_EVENT_GET, DB_EVENT_GET_KEY, &out);
@@ -60,7 +61,7 @@ enum err
 event_redeliver(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "evt_", "Event queued for redelivery.", "event",
-	    NOT_FOUND };
+	    NOT_FOUND, NULL };
 	const char *p[2] = { req->merchant, req->param };
 
 	(void)in;

@@ -29,17 +29,30 @@ intent_amount(const struct intent_in *in, char buf[24])
 }
 
 int
-intent_reply_object(struct req *req, const char *message, const char *key, PGresult *r,
-    int col)
+intent_reply_object(const struct app *app, struct req *req, const struct intent_reply *out,
+    PGresult *r, int col)
 {
 	struct jtext t = { 0 };
+	size_t from;
 	int rc;
 
-	jtext_success(&t, message);
-	jtext_lit(&t, ",");
-	jtext_string(&t, key);
-	jtext_lit(&t, ":");
-	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), false);
+	jtext_success(&t, out->message);
+	if (out->key != NULL) {
+		jtext_lit(&t, ",");
+		jtext_string(&t, out->key);
+		jtext_lit(&t, ":");
+	}
+	from = t.len;
+	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), out->key == NULL);
+	if (out->finish != NULL && !t.failed) {
+		if (out->key == NULL)
+			out->finish(app, &t, from, 0);
+		else {
+			t.s[--t.len] = '\0';   /* the object's closing brace, after its last member */
+			out->finish(app, &t, from, 1);
+			jtext_lit(&t, "}");
+		}
+	}
 	jtext_lit(&t, "}");
 	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
 	jtext_free(&t);
@@ -79,13 +92,14 @@ intent_call(struct app *app, struct req *req, int stmt, int n, const char *const
 
 /* The answer from row 0's column col of r (none, or NULL: the 404); PQclears r. */
 static enum err
-reply_object(struct req *req, const struct intent_reply *out, PGresult *r, int col)
+reply_object(const struct app *app, struct req *req, const struct intent_reply *out,
+    PGresult *r, int col)
 {
 	enum err e = ERR_OK;
 
 	if (PQntuples(r) == 0 || PQgetisnull(r, 0, col))
 		req_fail(req, 404, "%s", out->notfound);
-	else if (intent_reply_object(req, out->message, out->key, r, col) != 0)
+	else if (intent_reply_object(app, req, out, r, col) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
 	return e;
@@ -112,7 +126,7 @@ intent_run(struct app *app, struct req *req, int stmt, int n, const char *const 
 		return ERR_OK;
 	if ((e = intent_call(app, req, stmt, n, params, out->notfound, &r)) != ERR_OK || r == NULL)
 		return e;
-	return reply_object(req, out, r, INTENT_OBJECT);
+	return reply_object(app, req, out, r, INTENT_OBJECT);
 }
 
 enum err
@@ -135,5 +149,5 @@ intent_get(struct app *app, struct req *req, int stmt, int stmt_key,
 		return e == ERR_INVALID ? ERR_INTERNAL : e;
 	if (!auth_found(req, r, &e))
 		return e;
-	return reply_object(req, out, r, INTENT_KEY_OBJECT);
+	return reply_object(app, req, out, r, INTENT_KEY_OBJECT);
 }

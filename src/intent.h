@@ -9,6 +9,7 @@
 
 #include "app.h"
 #include "err.h"
+#include "jtext.h"
 #include "req.h"
 #include "valid.h"
 
@@ -34,9 +35,12 @@ struct intent_in {
  */
 struct intent_reply {
 	const char *id;        /* the path parameter's form: "re_" and 32 hex digits; NULL = UUID */
-	const char *message;   /* the 200's "message" */
-	const char *key;       /* the object's key in the 200 body ("refund") */
+	const char *message;   /* the 200's "message"; NULL: none */
+	const char *key;       /* the object's key in the 200 body ("refund"); NULL: its members
+	                          are the body's, after the message */
 	const char *notfound;  /* the 404's message: no row, or SQLSTATE_NOT_FOUND */
+	/* Appends members the database does not know after the object's own (session_url) */
+	void (*finish)(const struct app *app, struct jtext *t, size_t from, int depth);
 };
 
 /*
@@ -51,12 +55,12 @@ enum err intent_run(struct app *app, struct req *req, int stmt, int n, const cha
     const struct intent_reply *out);
 
 /*
- * Answers req 200 with {status_code, success, message (none when NULL), key: column col of
- * row 0 of r}, the object's JSON as PostgreSQL wrote it. 0, or -1 (nothing answered) on
- * ENOMEM or a column that is not a JSON object.
+ * Answers req 200 with {status_code, success, message, key: column col of row 0 of r} (see
+ * struct intent_reply), the object's JSON as PostgreSQL wrote it. 0, or -1 (nothing
+ * answered) on ENOMEM or a column that is not a JSON object.
  */
-int intent_reply_object(struct req *req, const char *message, const char *key, PGresult *r,
-    int col);
+int intent_reply_object(const struct app *app, struct req *req, const struct intent_reply *out,
+    PGresult *r, int col);
 
 /*
  * GET of one object (its id in req->param): as intent_run with stmt ($1 the id, $2 the

@@ -139,7 +139,7 @@ enum err
 transfer_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "tr_", "Transfer found.", "transfer",
-	    "transfer not found" };
+	    "transfer not found", NULL };
 
 	(void)in;
 	return intent_get(app, req, DB_TRANSFER_GET, DB_TRANSFER_GET_KEY, &out);
@@ -148,6 +148,7 @@ transfer_get(struct app *app, struct req *req, void *in)
 enum err
 balance_get(struct app *app, struct req *req, void *in)
 {
+	static const struct intent_reply balance = { NULL, NULL, "balance", NULL, NULL };
 	const char *p[2] = { req->merchant, NULL };
 	PGresult *r;
 	enum err e;
@@ -167,7 +168,7 @@ balance_get(struct app *app, struct req *req, void *in)
 		return e;
 	if (PQntuples(r) != 1 || PQgetisnull(r, 0, col))
 		e = ERR_DB;
-	else if (intent_reply_object(req, NULL, "balance", r, col) != 0)
+	else if (intent_reply_object(app, req, &balance, r, col) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
 	return e;

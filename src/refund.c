@@ -117,7 +117,7 @@ enum err
 refund_create(struct app *app, struct req *req, void *arg)
 {
 	static const struct intent_reply out = { NULL, "Refund succeeded.", "refund",
-	    "payment session not found" };
+	    "payment session not found", NULL };
 	const struct refund_in *in = arg;
 	char amount[24];
 	const char *p[6] = { req->merchant, req->param, intent_amount(&in->refund, amount),
@@ -130,7 +130,7 @@ enum err
 refund_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply out = { "re_", "Refund found.", "refund",
-	    "refund not found" };
+	    "refund not found", NULL };
 
 	(void)in;
 	return intent_get(app, req, DB_REFUND_GET, DB_REFUND_GET_KEY, &out);

@@ -16,7 +16,7 @@ enum err
 reversal_create(struct app *app, struct req *req, void *arg)
 {
 	static const struct intent_reply out = { "tr_", "Transfer reversed.", "reversal",
-	    "transfer not found" };
+	    "transfer not found", NULL };
 	const struct intent_in *in = arg;
 	char amount[24];
 	const char *p[4] = { req->merchant, req->param, intent_amount(in, amount), in->reason };

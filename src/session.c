@@ -4,6 +4,7 @@
 
 #include "body.h"
 #include "i18n.h"
+#include "intent.h"
 #include "jtext.h"
 #include "json.h"
 #include "money.h"
@@ -270,73 +271,16 @@ session_url(const struct app *app, struct jtext *t, size_t from, int depth)
 	jtext_string(t, url);
 }
 
-/* The reply: the success fields, then the session's own (mp_session_json) and its url. */
-static int
-session_json(const struct app *app, struct req *req, PGresult *r, int col, const char *message)
-{
-	struct jtext t = { 0 };
-	size_t from;
-	int rc;
-
-	jtext_success(&t, message);
-	from = t.len;
-	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), true);
-	session_url(app, &t, from, 0);
-	jtext_lit(&t, "}");
-	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
-	jtext_free(&t);
-	return rc;
-}
-
 /*
- * GET of a session. Without an Idempotency-Key (the route's own_auth) the key was not looked
- * up yet: one statement does both, so a read is one round trip; a malformed id answers 404
- * once the key has been settled after the handler.
+ * GET of a session: one statement looks the key up too when the route left it to the
+ * handler (see intent_get); a malformed id answers 404.
  */
 enum err
 session_get(struct app *app, struct req *req, void *in)
 {
-	const char *p[3] = { req->key_digest, config_env_name(&app->cfg), req->param };
-	PGresult *r = NULL;
-	enum err e = ERR_OK;
+	static const struct intent_reply found = { NULL, "Payment session found.", NULL,
+	    SESSION_NOT_FOUND, session_url };
 
 	(void)in;
-	if (!req->auth_deferred)
-		return session_reply(app, req, "Payment session found.");
-	if (!valid_uuid(req->param))
-		req_fail(req, 404, "payment session not found");
-	else if ((r = db_run(app->db, DB_SESSION_GET_KEY, 3, p, &e)) == NULL)
-		;
-	else if (PQntuples(r) != 1) {
-		req->auth_deferred = false;
-		req_deny(req, req->deny != NULL ? req->deny : err_message(ERR_AUTH));
-	} else {
-		req->auth_deferred = false;
-		req->merchant_id = strtoll(PQgetvalue(r, 0, SESSION_GET_KEY_MERCHANT), NULL, 10);
-		snprintf(req->merchant, sizeof(req->merchant), "%lld", (long long)req->merchant_id);
-		if (PQgetisnull(r, 0, SESSION_GET_KEY_OBJECT))
-			req_fail(req, 404, "payment session not found");
-		else if (session_json(app, req, r, SESSION_GET_KEY_OBJECT,
-		    "Payment session found.") != 0)
-			e = ERR_NOMEM;
-	}
-	PQclear(r);
-	return e;
-}
-
-enum err
-session_reply(struct app *app, struct req *req, const char *message)
-{
-	PGresult *s = NULL;
-	const char *p[2] = { req->param, req->merchant };
-	enum err e = ERR_OK;
-
-	/* Another merchant's session is reported exactly like a missing one. */
-	if (!valid_uuid(req->param) ||
-	    ((s = db_run(app->db, DB_SESSION_GET, 2, p, &e)) != NULL && PQntuples(s) != 1))
-		req_fail(req, 404, "payment session not found");
-	else if (s != NULL && session_json(app, req, s, SESSION_GET_OBJECT, message) != 0)
-		e = ERR_NOMEM;
-	PQclear(s);
-	return e;
+	return intent_get(app, req, DB_SESSION_GET, DB_SESSION_GET_KEY, &found);
 }

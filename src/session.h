@@ -42,8 +42,8 @@ route_handler session_create;
 /* GET /api/v1/payment/sessions/{id}: the merchant's own session, else 404. */
 route_handler session_get;
 
-/* The merchant's session req->param answered as GET shows it, with message; else 404. */
-enum err session_reply(struct app *app, struct req *req, const char *message);
+/* The 404's message for a session id the merchant has no session by. */
+#define SESSION_NOT_FOUND "payment session not found"
 
 /*
  * Appends ,"url": and the checkout page's address of the session in t's text from offset

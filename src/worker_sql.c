@@ -43,17 +43,16 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	{ "session_create",
 	  "SELECT id, mp_iso(expires_at), merchant_id FROM mp_create_session($1::bytea, $2, $3,"
 	  " $4, $5, $6, $7::int, $8::text[], $9::text[], $10::bigint[], $11)" },
-	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum session_get_col */
+	/* DB_SESSION_GET: $1 session id, $2 merchant id; enum intent_col */
 	{ "session_get",
 	  "SELECT mp_session_json(s) FROM payment_sessions s"
 	  " WHERE s.id = $1::uuid AND s.merchant_id = $2" },
 	/*
 	 * DB_SESSION_GET_KEY: GET of a session in one round trip, the key looked up as auth_key
-	 * does: $1 key digest, $2 environment, $3 session id; enum session_get_key_col
+	 * does: $1 key digest, $2 environment, $3 session id; enum intent_key_col
 	 */
-	{ "session_get_key",
-	  "SELECT k.merchant_id, (SELECT mp_session_json(s) FROM payment_sessions s"
-	  " WHERE s.id = $3::uuid AND s.merchant_id = k.merchant_id), " KEY_USED KEY_LOOKUP },
+	{ "session_get_key", KEY_COLUMNS ", (SELECT mp_session_json(s) FROM payment_sessions s"
+	  " WHERE s.id = $3::uuid AND s.merchant_id = k.merchant_id)" KEY_LOOKUP },
 	/* DB_LOCK_TIMEOUT: $1 milliseconds, for this transaction only */
 	{ "lock_timeout", "SELECT set_config('lock_timeout', $1 || 'ms', true)" },
 	/*

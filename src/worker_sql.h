@@ -51,14 +51,10 @@ enum auth_key_col { AUTH_KEY_MERCHANT, AUTH_KEY_NAME, AUTH_KEY_CURRENCY, AUTH_KE
 /* DB_SESSION_CREATE */
 enum session_create_col { SESSION_CREATE_ID, SESSION_CREATE_EXPIRES, SESSION_CREATE_MERCHANT };
 
-/* DB_SESSION_GET: the session as the API shows it (mp_session_json), without its url */
-enum session_get_col { SESSION_GET_OBJECT };
-
 /*
- * DB_SESSION_GET_KEY: the key's merchant and its session (NULL: none of its own by that id);
- * no row: the key is refused
+ * DB_SESSION_GET: the session as the API shows it (mp_session_json), without its url, in
+ * enum intent_col's one column
  */
-enum session_get_key_col { SESSION_GET_KEY_MERCHANT, SESSION_GET_KEY_OBJECT };
 
 /*
  * DB_IDEM_GET: the stored request hash (hex), HTTP status and body, and whether the body is
@@ -144,9 +140,9 @@ enum list_col { LIST_OBJECT };
 enum list_key_col { LIST_KEY_OBJECT = AUTH_KEY_NOTED + 1 };
 
 /*
- * DB_REFUND_GET_KEY, DB_TRANSFER_GET_KEY, DB_EVENT_GET_KEY, DB_BALANCE_KEY: the columns of
- * DB_AUTH_KEY, then the object (NULL: none of the key's merchant by that id); no row: the
- * key is refused
+ * DB_SESSION_GET_KEY, DB_REFUND_GET_KEY, DB_TRANSFER_GET_KEY, DB_EVENT_GET_KEY, DB_BALANCE_KEY:
+ * the columns of DB_AUTH_KEY, then the object (NULL: none of the key's merchant by that id);
+ * no row: the key is refused
  */
 enum intent_key_col { INTENT_KEY_OBJECT = AUTH_KEY_NOTED + 1 };
 
