@@ -150,21 +150,22 @@ balance_get(struct app *app, struct req *req, void *in)
 {
 	static const struct intent_reply balance = { NULL, NULL, "balance", NULL, NULL };
 	const char *p[2] = { req->merchant, NULL };
+	bool own_key = req->auth_deferred;
+	int col = own_key ? INTENT_KEY_OBJECT : INTENT_OBJECT;
 	PGresult *r;
 	enum err e;
-	int col = INTENT_OBJECT;
 
 	(void)in;
-	if (req->auth_deferred) {
+	if (own_key) {
 		/* The key not looked up yet (the route's own_auth): the balance's statement does. */
 		p[0] = req->key_digest;
 		p[1] = config_env_name(&app->cfg);
-		col = INTENT_KEY_OBJECT;
-	}
-	if ((r = db_run(app->db, col == INTENT_OBJECT ? DB_BALANCE : DB_BALANCE_KEY,
-	    col == INTENT_OBJECT ? 1 : 2, p, &e)) == NULL)
+		r = db_run(app->db, DB_BALANCE_KEY, 2, p, &e);
+	} else
+		r = db_run(app->db, DB_BALANCE, 1, p, &e);
+	if (r == NULL)
 		return e == ERR_INVALID ? ERR_INTERNAL : e;
-	if (col == INTENT_KEY_OBJECT && !auth_found(req, r, &e))
+	if (own_key && !auth_found(req, r, &e))
 		return e;
 	if (PQntuples(r) != 1 || PQgetisnull(r, 0, col))
 		e = ERR_DB;
