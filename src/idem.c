@@ -178,17 +178,13 @@ idem_begin(struct app *app, struct req *req)
 	if ((r = db_pipeline(app->db, req->auth_deferred ? by_key : by_merchant, 4, 3, &e)) == NULL)
 		goto fail;
 	if (req->auth_deferred) {
-		req->auth_deferred = false;
-		if (PQntuples(r) != 1) {
-			/* The key is refused (only now looked up): no lock was taken. */
-			db_rollback(app->db);
-			req_deny(req, req->deny);
-			PQclear(r);
+		/* A refused key (only now looked up) took no lock; auth_found answered it. */
+		if (!auth_found(req, r, &e)) {
+			if (e != ERR_OK)
+				fail_db(app, req, e);
+			else
+				db_rollback(app->db);
 			return false;
-		}
-		if (auth_take(req, r) != 0) {
-			e = ERR_NOMEM;
-			goto fail;
 		}
 		req->key_note_held = !PQgetisnull(r, 0, AUTH_KEY_NOTED);
 		col = IDEM_GET_KEY_STORED;
