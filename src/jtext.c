@@ -112,10 +112,13 @@ jtext_pg(struct jtext *t, const char *text, size_t len, bool members)
 		return;
 	for (o = t->s + t->len; i < len; i++) {
 		c = text[i];
+		if (c == '\0')
+			break;   /* no JSON text holds one */
 		if (quoted) {
 			if (c == '\\' && i + 1 < len) {
 				*o++ = c;
-				c = text[++i];
+				if ((c = text[++i]) == '\0')
+					break;
 			} else if (c == '"')
 				quoted = false;
 		} else if (blank(c))
@@ -126,8 +129,11 @@ jtext_pg(struct jtext *t, const char *text, size_t len, bool members)
 			quoted = true;
 		else if (c == '{' || c == '[')
 			depth++;
-		else if ((c == '}' || c == ']') && --depth == 0)
+		else if ((c == '}' || c == ']') && --depth == 0) {
+			if (c != '}')
+				break;   /* "{ ]": not an object's end */
 			closed = true;
+		}
 		*o++ = c;
 	}
 	if (quoted || !closed || i < len) {

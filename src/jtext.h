@@ -35,7 +35,7 @@ void jtext_success(struct jtext *t, const char *message);
  * Appends PostgreSQL's text of a JSON object (len bytes of text), without the whitespace
  * between its tokens. With members, only its members, after a comma, and nothing for an
  * empty object: they join those of the reply around them. Marks t failed when the text is
- * not an object.
+ * not an object (or holds a NUL).
  */
 void jtext_pg(struct jtext *t, const char *text, size_t len, bool members);
 

@@ -25,7 +25,7 @@ esac
 
 # The longest input each target tries, in bytes: well past every limit the code enforces
 # (a 128-character key, 128-byte form fields, 512-byte messages) without slowing it down.
-declare -A max_len=([auth]=512 [form]=2048 [route]=2048 [session]=4096 [transfer]=4096)
+declare -A max_len=([auth]=512 [form]=2048 [jtext]=4096 [route]=2048 [session]=4096 [transfer]=4096)
 
 command -v clang >/dev/null 2>&1 ||
 	bail "fuzz.sh: clang not found: apt-get install clang libclang-rt-14-dev"

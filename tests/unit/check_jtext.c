@@ -131,8 +131,22 @@ END_TEST
 /* Not one object: the reply fails, and nothing of the text is left in it. */
 static const char *const not_objects[] = {
 	"", "   ", "[1, 2]", "\"s\"", "null", "{\"a\" : \"open", "{\"a\" : 1", "{\"a\" : 1} x",
-	"{\"a\" : 1}{}", "{\"a\" : \"\\", "12",
+	"{\"a\" : 1}{}", "{\"a\" : \"\\", "12", "{|]",
 };
+
+START_TEST(test_nul_fails)
+{
+	static const char text[] = "{\"a\" : \"x\0y\"}", escaped[] = "{\"a\" : \"x\\\0\"}";
+	struct jtext t = { 0 };
+
+	jtext_pg(&t, text, sizeof(text) - 1, false);
+	ck_assert(t.failed);
+	jtext_free(&t);
+	jtext_pg(&t, escaped, sizeof(escaped) - 1, false);
+	ck_assert(t.failed);
+	jtext_free(&t);
+}
+END_TEST
 
 START_TEST(test_not_an_object_fails)
 {
@@ -197,5 +211,6 @@ main(void)
 	tcase_add_test(t, test_empty_object_adds_no_members);
 	tcase_add_loop_test(t, test_not_an_object_fails, 0, (int)NELEM(not_objects));
 	tcase_add_test(t, test_member_found_at_its_depth);
+	tcase_add_test(t, test_nul_fails);
 	return run_suite(s);
 }
