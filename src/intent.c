@@ -28,12 +28,29 @@ intent_amount(const struct intent_in *in, char buf[24])
 	return buf;
 }
 
+void
+intent_object_text(const struct app *app, struct jtext *t, const char *text, size_t len,
+    bool members, intent_finish *finish)
+{
+	size_t from = t->len;
+
+	jtext_pg(t, text, len, members);
+	if (finish == NULL || t->failed)
+		return;
+	if (members)
+		finish(app, t, from, 0);
+	else {
+		t->s[--t->len] = '\0';   /* the object's closing brace, after its last member */
+		finish(app, t, from, 1);
+		jtext_lit(t, "}");
+	}
+}
+
 int
 intent_reply_object(const struct app *app, struct req *req, const struct intent_reply *out,
     PGresult *r, int col)
 {
 	struct jtext t = { 0 };
-	size_t from;
 	int rc;
 
 	jtext_success(&t, out->message);
@@ -42,17 +59,8 @@ intent_reply_object(const struct app *app, struct req *req, const struct intent_
 		jtext_string(&t, out->key);
 		jtext_lit(&t, ":");
 	}
-	from = t.len;
-	jtext_pg(&t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col), out->key == NULL);
-	if (out->finish != NULL && !t.failed) {
-		if (out->key == NULL)
-			out->finish(app, &t, from, 0);
-		else {
-			t.s[--t.len] = '\0';   /* the object's closing brace, after its last member */
-			out->finish(app, &t, from, 1);
-			jtext_lit(&t, "}");
-		}
-	}
+	intent_object_text(app, &t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col),
+	    out->key == NULL, out->finish);
 	jtext_lit(&t, "}");
 	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
 	jtext_free(&t);

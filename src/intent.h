@@ -30,6 +30,19 @@ struct intent_in {
 	  offsetof(t, m reason), VALID_NO_PRESENT }
 
 /*
+ * Appends members the database does not know to an object in t's text from offset from,
+ * its members at depth (see jtext_member): a session's url (session_url).
+ */
+typedef void intent_finish(const struct app *app, struct jtext *t, size_t from, int depth);
+
+/*
+ * Appends PostgreSQL's JSON object (len bytes of text) as jtext_pg does, then finish's
+ * members (finish NULL: none) after its own.
+ */
+void intent_object_text(const struct app *app, struct jtext *t, const char *text, size_t len,
+    bool members, intent_finish *finish);
+
+/*
  * What the endpoints after the sale share: a statement that returns one API object as JSON
  * (a refund, a reversal) or raises one of the service's SQLSTATEs.
  */
@@ -39,8 +52,8 @@ struct intent_reply {
 	const char *key;       /* the object's key in the 200 body ("refund"); NULL: its members
 	                          are the body's, after the message */
 	const char *notfound;  /* the 404's message: no row, or SQLSTATE_NOT_FOUND */
-	/* Appends members the database does not know after the object's own (session_url) */
-	void (*finish)(const struct app *app, struct jtext *t, size_t from, int depth);
+	/* Appends members the database does not know after the object's own; NULL: none */
+	intent_finish *finish;
 };
 
 /*

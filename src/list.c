@@ -214,7 +214,6 @@ page_reply(const struct app *app, const struct list_spec *spec, struct req *req,
     int col, int first, int shown, int rows)
 {
 	struct jtext t = { 0 };
-	size_t from;
 	int i, rc;
 
 	jtext_success(&t, NULL);
@@ -222,13 +221,8 @@ page_reply(const struct app *app, const struct list_spec *spec, struct req *req,
 	for (i = first; i < first + shown; i++) {
 		if (i > first)
 			jtext_lit(&t, ",");
-		from = t.len;
-		jtext_pg(&t, PQgetvalue(r, i, col), (size_t)PQgetlength(r, i, col), false);
-		if (spec->finish != NULL && !t.failed) {
-			t.s[--t.len] = '\0';   /* the item's closing brace, after its last member */
-			spec->finish(app, &t, from, 1);
-			jtext_lit(&t, "}");
-		}
+		intent_object_text(app, &t, PQgetvalue(r, i, col), (size_t)PQgetlength(r, i, col),
+		    false, spec->finish);
 	}
 	jtext_lit(&t, rows > shown ? "],\"has_more\":true}" : "],\"has_more\":false}");
 	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);

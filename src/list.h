@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "err.h"
+#include "intent.h"
 #include "jtext.h"
 #include "req.h"
 
@@ -34,11 +35,8 @@ struct list_spec {
 	bool (*id_ok)(const char *id);   /* the form of a cursor: else "no such <thing>" */
 	const char *thing;               /* "refund" */
 	struct list_filter filter[2];    /* name NULL: none */
-	/*
-	 * Appends the members the database does not know to each item (a session's url), its
-	 * text in t from offset from (see session_url); NULL: none.
-	 */
-	void (*finish)(const struct app *app, struct jtext *t, size_t from, int depth);
+	/* Appends the members the database does not know to each item; NULL: none. */
+	intent_finish *finish;
 };
 
 /* The parameters of one list request, decoded; NULL = not given. */
