@@ -201,6 +201,46 @@ START_TEST(test_intents_check_themselves)
 END_TEST
 
 /*
+ * mp_create_session checks what the worker passes it, whatever C checked before: a sum of
+ * prices past bigint, no items, a price that is not positive and a revoked key store
+ * nothing; a good call stores the sum as the amount and the items in their order.
+ */
+START_TEST(test_create_session_checks_itself)
+{
+	static const struct { const char *key, *ids, *names, *prices, *want; } calls[] = {
+		{ fx.key_a, "{a,b}", "{A,B}", "{9223372036854775807,1}", "22003" },
+		{ fx.key_a, "{}", "{}", "{}", "23502" },
+		{ fx.key_a, "{a,b}", "{A,B}", "{100,0}", "23514" },
+		{ fx.key_a, "{a}", "{A}", "{NULL}", "23502" },
+		{ fx.key_revoked, "{a}", "{A}", "{100}", "no row" },
+	};
+	char before[FOOTPRINT_LEN], sql[1024], state[6];
+	const char *id;
+	size_t i;
+
+	snprintf(before, sizeof(before), "%s", db_footprint(NULL, NULL));
+	for (i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		snprintf(sql, sizeof(sql), "SELECT 1/count(*) FROM mp_create_session(sha256("
+		    "convert_to('%s', 'UTF8')), 'sandbox', 'u', NULL, NULL, NULL, 600, '%s', '%s',"
+		    " '%s', NULL)", calls[i].key, calls[i].ids, calls[i].names, calls[i].prices);
+		/* 1/count(*): no row fails as a division by zero (22012). */
+		ck_assert_msg(strcmp(as_worker(sql, state), strcmp(calls[i].want, "no row") == 0 ?
+		    "22012" : calls[i].want) == 0, "call %zu: %s", i, state);
+		ck_assert_str_eq(db_footprint(NULL, NULL), before);
+	}
+	snprintf(sql, sizeof(sql), "SELECT id FROM mp_create_session(sha256(convert_to($1,"
+	    " 'UTF8')), 'sandbox', 'u', NULL, NULL, NULL, 600, '{x,y,z}', '{X,Y,Z}',"
+	    " '{1250,300,7}', 'fa_AF')");
+	ck_assert_ptr_nonnull(id = db_value(sql, fx.key_a));
+	snprintf(sql, sizeof(sql), "%s", id);
+	ck_assert_str_eq(db_value("SELECT s.amount || '/' || s.currency || '/' || s.locale || '/'"
+	    " || string_agg(i.position || i.item_id || i.name || i.price, ',' ORDER BY i.position)"
+	    " FROM payment_sessions s JOIN session_items i ON i.session_id = s.id WHERE s.id = $1"
+	    " GROUP BY s.id", sql), "1557/AFN/fa_AF/0xX1250,1yY300,2zZ7");
+}
+END_TEST
+
+/*
  * The positive control of the refund attacks: the role refunds through mp_refund_session
  * (a session it paid through mp_pay_test_card) and may call mp_reverse_transfer, which
  * answers for itself (MP030: no such transfer of the merchant) rather than 42501.
@@ -361,6 +401,7 @@ main(void)
 	tcase_add_loop_test(t, test_worker_cannot, 0, NATTACKS);
 	tcase_add_test(t, test_worker_can);
 	tcase_add_test(t, test_intents_check_themselves);
+	tcase_add_test(t, test_create_session_checks_itself);
 	tcase_add_test(t, test_worker_refunds_through_intents);
 	tcase_add_test(t, test_test_card_needs_sandbox_database);
 	tcase_add_test(t, test_other_environment_refused);
