@@ -75,20 +75,6 @@ url_host_ok(const char *url, const char *name, char *msg, size_t msglen)
 	return false;
 }
 
-static struct json_object *
-db_item(const struct item_in *it)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o == NULL || json_add(o, "id", json_object_new_string(it->id)) != 0 ||
-	    json_add(o, "name", json_object_new_string(it->name)) != 0 ||
-	    json_add(o, "price", json_object_new_int64(it->price)) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
 /* The items array: each item's fields, their count and their total. */
 static bool
 check_items(const struct config *cfg, void *arg, char *msg, size_t msglen)
@@ -109,10 +95,8 @@ check_items(const struct config *cfg, void *arg, char *msg, size_t msglen)
 		snprintf(msg, msglen, "items must have at most %ld entries", cfg->max_items);
 		return false;
 	}
-	if ((in->db_items = json_object_new_array_ext((int)n)) == NULL) {
-		snprintf(msg, msglen, "out of memory");
-		return false;
-	}
+	for (i = 0; i < 3; i++)
+		pgarray_init(&in->db_items[i]);
 	for (i = 0; i < n; i++) {
 		struct json_object *v = json_object_array_get_idx(in->items, i);
 		struct item_in it = { NULL, NULL, 0 };
@@ -133,30 +117,34 @@ check_items(const struct config *cfg, void *arg, char *msg, size_t msglen)
 			    "amount");
 			goto fail;
 		}
-		if (json_object_array_add(in->db_items, db_item(&it)) != 0) {
+		pgarray_add(&in->db_items[0], it.id);
+		pgarray_add(&in->db_items[1], it.name);
+		pgarray_add_int(&in->db_items[2], (long long)it.price);
+	}
+	for (i = 0; i < 3; i++)
+		if (pgarray_end(&in->db_items[i]) == NULL) {
 			snprintf(msg, msglen, "out of memory");
 			goto fail;
 		}
-	}
 	return true;
 fail:
-	json_object_put(in->db_items);
-	in->db_items = NULL;
+	session_release(in);
 	return false;
 }
 
-static void
-release(void *arg)
+void
+session_release(void *arg)
 {
 	struct session_in *in = arg;
+	int i;
 
-	json_object_put(in->db_items);
-	in->db_items = NULL;
+	for (i = 0; i < 3; i++)
+		pgarray_free(&in->db_items[i]);
 }
 
 const struct body_spec session_body = {
 	session_fields, NELEM(session_fields), sizeof(struct session_in), check_items, NULL,
-	release,
+	session_release,
 };
 
 bool
@@ -184,41 +172,15 @@ created_body(const struct app *app, const char *id, const char *expires)
 	return o;
 }
 
-/* The items as mp_create_session takes them: three array literals, in request order. */
-static int
-item_arrays(const struct session_in *in, struct pgarray a[3], const char *p[3])
-{
-	size_t i, n = json_object_array_length(in->db_items);
-	struct json_object *it, *v;
-
-	for (i = 0; i < 3; i++)
-		pgarray_init(&a[i]);
-	for (i = 0; i < n; i++) {
-		it = json_object_array_get_idx(in->db_items, i);
-		pgarray_add(&a[0], json_object_object_get_ex(it, "id", &v) ?
-		    json_object_get_string(v) : "");
-		pgarray_add(&a[1], json_object_object_get_ex(it, "name", &v) ?
-		    json_object_get_string(v) : "");
-		pgarray_add_int(&a[2], json_object_object_get_ex(it, "price", &v) ?
-		    (long long)json_object_get_int64(v) : 0);
-	}
-	for (i = 0; i < 3; i++)
-		if ((p[i] = pgarray_end(&a[i])) == NULL)
-			return -1;
-	return 0;
-}
-
 enum err
 session_create(struct app *app, struct req *req, void *arg)
 {
 	const struct session_in *in = arg;
 	struct json_object *body = NULL;
-	struct pgarray a[3];
 	char lifetime[24];
 	const char *p[11];
 	PGresult *r = NULL;
 	enum err e = ERR_OK;
-	int i;
 
 	snprintf(lifetime, sizeof(lifetime), "%ld", app->cfg.session_lifetime);
 	/* The key is looked up again by the statement: with auth deferred, only there. */
@@ -229,11 +191,12 @@ session_create(struct app *app, struct req *req, void *arg)
 	p[4] = in->success_url;
 	p[5] = in->failure_url;
 	p[6] = lifetime;
+	p[7] = in->db_items[0].s;
+	p[8] = in->db_items[1].s;
+	p[9] = in->db_items[2].s;
 	p[10] = in->locale != NULL ? i18n_find(in->locale)->code : NULL;
 	/* The amount is the database's sum of the prices: it cannot differ from the items. */
-	if (item_arrays(in, a, p + 7) != 0)
-		e = ERR_NOMEM;
-	else if ((r = db_run(app->db, DB_SESSION_CREATE, 11, p, &e)) == NULL)
+	if ((r = db_run(app->db, DB_SESSION_CREATE, 11, p, &e)) == NULL)
 		;
 	else if (PQntuples(r) != 1) {
 		/* No row: the key is refused (only now looked up, or revoked since). */
@@ -249,8 +212,6 @@ session_create(struct app *app, struct req *req, void *arg)
 	}
 	PQclear(r);
 	json_object_put(body);
-	for (i = 0; i < 3; i++)
-		pgarray_free(&a[i]);
 	return e;
 }
 

@@ -10,6 +10,7 @@
 #include "app.h"
 #include "body.h"
 #include "jtext.h"
+#include "pgarray.h"
 #include "req.h"
 #include "route.h"
 
@@ -22,16 +23,22 @@ struct session_in {
 	struct json_object *items;
 	const char *locale;        /* the page's language, as given (fa-AF); NULL: none */
 	int64_t amount;            /* sum of item prices, minor units */
-	struct json_object *db_items; /* [{"id","name","price":minor}] for the database; owned */
+	/*
+	 * The items as mp_create_session takes them, in request order: three array literals
+	 * (ids, names, prices in minor units). Owned: session_release.
+	 */
+	struct pgarray db_items[3];
 };
 
 /*
  * Validates a create-session body (marketpay-api(7), create-session) held in root, as the
- * route does under these limits. Returns true with in filled (free in->db_items with
- * json_object_put), or false with the field and rule in msg.
+ * route does under these limits. Returns true with in filled (session_release frees it),
+ * or false with the field and rule in msg and nothing to free.
  */
 bool session_validate(struct json_object *root, long max_items, int64_t max_amount,
     struct session_in *in, char *msg, size_t msglen);
+/* Frees what a valid session_in holds. */
+void session_release(void *in);
 
 /* The create-session body: its field table and checks, for its route row. */
 extern const struct body_spec session_body;

@@ -339,7 +339,7 @@ START_TEST(test_added_catalog)
 	body = json_tokener_parse("{\"items\":[{\"id\":\"a\",\"name\":\"A\",\"price\":"
 	    "1.00}],\"locale\":\"de\"}");
 	ck_assert_msg(session_validate(body, 10, 100000, &in, msg, sizeof(msg)), "%s", msg);
-	json_object_put(in.db_items);
+	session_release(&in);
 	json_object_put(body);
 	body = json_tokener_parse("{\"items\":[{\"id\":\"a\",\"name\":\"A\",\"price\":"
 	    "1.00}],\"locale\":\"fa-AF\"}");
