@@ -201,23 +201,6 @@ reply_body(PGresult *r, const char *group, int64_t total)
 	return o;
 }
 
-/* The group id the request's transfers share (sql/011_lists.sql), in its one row. */
-static PGresult *
-group_of(struct app *app, const struct req *req, const char *transfer, enum err *e)
-{
-	const char *p[2] = { transfer, req->merchant };
-	PGresult *g = db_run(app->db, DB_TRANSFER_GROUP, 2, p, e);
-
-	if (g != NULL && (PQntuples(g) != 1 || PQgetisnull(g, 0, TRANSFER_GROUP_ID))) {
-		PQclear(g);
-		*e = ERR_DB;
-		return NULL;
-	}
-	if (g == NULL && *e == ERR_INVALID)
-		*e = ERR_INTERNAL;
-	return g;
-}
-
 enum err
 transfer_send(struct app *app, struct req *req, void *arg)
 {
@@ -225,7 +208,7 @@ transfer_send(struct app *app, struct req *req, void *arg)
 	struct json_object *body = NULL;
 	const char *p[8] = { req->merchant, t->pin.digest, t->pin.legacy, t->pin.issued_at,
 	    t->pin.nonce, t->in.accounts, t->in.amounts, app->cfg.timezone };
-	PGresult *r, *g = NULL;
+	PGresult *r;
 	enum err e;
 
 	/*
@@ -241,12 +224,11 @@ transfer_send(struct app *app, struct req *req, void *arg)
 		req->keep_on_refusal = true;
 		if (!settle_pin_refused(req, r))
 			refused(req, r, &t->in);
-	} else if ((g = group_of(app, req, PQgetvalue(r, 0, TRANSFER_SEND_ID), &e)) == NULL)
-		;
-	else if ((body = reply_body(r, PQgetvalue(g, 0, TRANSFER_GROUP_ID), t->in.total)) == NULL ||
-	    req_reply_json(req, 200, body) != 0)
+	} else if (PQgetisnull(r, 0, TRANSFER_SEND_GROUP))
+		e = ERR_DB;
+	else if ((body = reply_body(r, PQgetvalue(r, 0, TRANSFER_SEND_GROUP), t->in.total)) ==
+	    NULL || req_reply_json(req, 200, body) != 0)
 		e = ERR_NOMEM;
-	PQclear(g);
 	PQclear(r);
 	json_object_put(body);
 	return e;

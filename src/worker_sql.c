@@ -128,9 +128,9 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_TRANSFER_SEND: $1 merchant, $2 digest, $3 legacy digest, $4 issued at, $5 nonce,
 	 * $6 account numbers, $7 amounts, $8 time zone; enum transfer_send_col */
 	{ "transfer_send",
-	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount, transaction_date"
-	  " FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea, $4::bigint, $5, $6::text[],"
-	  " $7::bigint[], $8)" },
+	  "SELECT outcome, detail, message," LOCKED_COLUMNS ", transfer_id, amount,"
+	  " transaction_date, group_id FROM mp_transfer_send($1::bigint, $2::bytea, $3::bytea,"
+	  " $4::bigint, $5, $6::text[], $7::bigint[], $8)" },
 	/* DB_REFUND_CREATE: $1 merchant, $2 session, $3 amount or NULL (all left), $4 reason,
 	 * $5 transfers to reverse, $6 their amounts (NULL: all left); enum intent_col */
 	{ "refund_create",
@@ -160,9 +160,6 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	/* DB_TRANSFER_GET: $1 transfer id, $2 merchant; enum intent_col */
 	{ "transfer_get",
 	  "SELECT mp_transfer_json(t) FROM transfers t WHERE t.id = $1 AND t.merchant_id = $2" },
-	/* DB_TRANSFER_GROUP: $1 transfer id, $2 merchant; enum transfer_group_col */
-	{ "transfer_group",
-	  "SELECT group_id FROM transfers WHERE id = $1 AND merchant_id = $2" },
 	/* DB_LIST: $1 collection, $2 merchant, $3 limit, $4 starting_after, $5 ending_before,
 	 * $6 created_gte, $7 created_lt, $8 and $9 the collection's filters, $10 newest of
 	 * the range (not the page nearest ending_before); enum list_col */

@@ -33,7 +33,6 @@ enum worker_stmt {
 	DB_REVERSAL_CREATE,
 	DB_SESSION_EXPIRE,    /* no column read */
 	DB_TRANSFER_GET,
-	DB_TRANSFER_GROUP,
 	DB_LIST,
 	DB_LIST_KEY,
 	DB_LIST_CSV,
@@ -113,7 +112,8 @@ enum cancel_col { CANCEL_STATUS };
 
 /*
  * DB_TRANSFER_SEND: the outcome with its detail and message, the PIN lock as in pay_col,
- * then per vendor its transfer id and amount, and the transaction date (every row).
+ * then per vendor its transfer id and amount, and the transaction date and the transfers'
+ * group id (every row).
  */
 enum transfer_send_col {
 	TRANSFER_SEND_OUTCOME,
@@ -123,11 +123,9 @@ enum transfer_send_col {
 	TRANSFER_SEND_LOCKED_SECONDS,
 	TRANSFER_SEND_ID,
 	TRANSFER_SEND_AMOUNT,
-	TRANSFER_SEND_DATE
+	TRANSFER_SEND_DATE,
+	TRANSFER_SEND_GROUP
 };
-
-/* DB_TRANSFER_GROUP: the group id of a request's transfers */
-enum transfer_group_col { TRANSFER_GROUP_ID };
 
 /* DB_LIST: one row per item of the page, newest first (one more than the page shows) */
 enum list_col { LIST_OBJECT };
