@@ -156,27 +156,41 @@ session_validate(struct json_object *root, long max_items, int64_t max_amount,
 	return body_validate(&session_body, &cfg, root, in, msg, msglen);
 }
 
-static struct json_object *
-created_body(const struct app *app, const char *id, const char *expires)
+/* ,"url": and the checkout page of session id (n bytes; it may point into t's text). */
+static void
+put_url(const struct app *app, struct jtext *t, const char *id, size_t n)
 {
-	struct json_object *o = json_success("Payment session created.");
 	char url[2048];
 
-	snprintf(url, sizeof(url), "%s/checkout/%s", app->cfg.checkout_base_url, id);
-	if (o == NULL || json_add(o, "url", json_object_new_string(url)) != 0 ||
-	    json_add(o, "expires_at", json_object_new_string(expires)) != 0 ||
-	    json_add(o, "session_id", json_object_new_string(id)) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	/* Copied before t grows. */
+	snprintf(url, sizeof(url), "%s/checkout/%.*s", app->cfg.checkout_base_url, (int)n, id);
+	jtext_lit(t, ",\"url\":");
+	jtext_string(t, url);
+}
+
+/* The reply: the session's checkout URL, its expiry and its id. */
+static int
+reply_created(const struct app *app, struct req *req, const char *id, const char *expires)
+{
+	struct jtext t = { 0 };
+	int rc;
+
+	jtext_success(&t, "Payment session created.");
+	put_url(app, &t, id, strlen(id));
+	jtext_lit(&t, ",\"expires_at\":");
+	jtext_string(&t, expires);
+	jtext_lit(&t, ",\"session_id\":");
+	jtext_string(&t, id);
+	jtext_lit(&t, "}");
+	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	jtext_free(&t);
+	return rc;
 }
 
 enum err
 session_create(struct app *app, struct req *req, void *arg)
 {
 	const struct session_in *in = arg;
-	struct json_object *body = NULL;
 	char lifetime[24];
 	const char *p[11];
 	PGresult *r = NULL;
@@ -205,31 +219,24 @@ session_create(struct app *app, struct req *req, void *arg)
 	} else {
 		req->auth_deferred = false;
 		req->merchant_id = strtoll(PQgetvalue(r, 0, SESSION_CREATE_MERCHANT), NULL, 10);
-		if ((body = created_body(app, PQgetvalue(r, 0, SESSION_CREATE_ID),
-		    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES))) == NULL ||
-		    req_reply_json(req, 200, body) != 0)
+		if (reply_created(app, req, PQgetvalue(r, 0, SESSION_CREATE_ID),
+		    PQgetvalue(r, 0, SESSION_CREATE_EXPIRES)) != 0)
 			e = ERR_NOMEM;
 	}
 	PQclear(r);
-	json_object_put(body);
 	return e;
 }
 
 void
 session_url(const struct app *app, struct jtext *t, size_t from, int depth)
 {
-	char url[2048];
 	const char *id;
 	size_t n;
 
-	if ((id = jtext_member(t, from, depth, "session_id", &n)) == NULL) {
+	if ((id = jtext_member(t, from, depth, "session_id", &n)) == NULL)
 		t->failed = true;
-		return;
-	}
-	/* Copied before t grows: id points into its text. */
-	snprintf(url, sizeof(url), "%s/checkout/%.*s", app->cfg.checkout_base_url, (int)n, id);
-	jtext_lit(t, ",\"url\":");
-	jtext_string(t, url);
+	else
+		put_url(app, t, id, n);
 }
 
 /*

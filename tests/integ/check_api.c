@@ -22,7 +22,7 @@
 START_TEST(test_create_ok)
 {
 	struct http_resp r;
-	char buf[256], url[512];
+	char buf[256], url[512], want[1024];
 	const char *id;
 	struct json_object *v;
 
@@ -38,6 +38,11 @@ START_TEST(test_create_ok)
 	ck_assert_str_eq(http_json_str(&r, "url"), url);
 	ck_assert(matches(http_json_str(&r, "expires_at"),
 	    "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\+00:00$"));
+	/* The bytes, member for member, as marketpay-api(7) shows them. */
+	snprintf(want, sizeof(want), "{\"status_code\":10,\"success\":true,\"message\":"
+	    "\"Payment session created.\",\"url\":\"%s\",\"expires_at\":\"%s\","
+	    "\"session_id\":\"%s\"}", url, http_json_str(&r, "expires_at"), id);
+	ck_assert_str_eq(r.body, want);
 	ck_assert(matches(http_header(&r, "Request-Id", buf, sizeof(buf)), "^[0-9a-f]{32}$"));
 	/* What was stored: the amount computed from the prices, in minor units. */
 	ck_assert_str_eq(db_value("SELECT amount || ' ' || currency || ' ' || user_id || ' ' ||"
