@@ -155,7 +155,7 @@ const struct db_sql worker_sql[DB_STMT__MAX] = {
 	 * enum intent_col */
 	{ "reversal_create",
 	  "SELECT mp_reverse_transfer($1::bigint, $2, $3::bigint, $4)" },
-	/* DB_SESSION_EXPIRE: $1 merchant, $2 session; raises MP030, MP038 */
+	/* DB_SESSION_EXPIRE: $1 merchant, $2 session; enum intent_col; raises MP030, MP038 */
 	{ "session_expire", "SELECT mp_expire_session($1::bigint, $2::uuid)" },
 	/* DB_TRANSFER_GET: $1 transfer id, $2 merchant; enum intent_col */
 	{ "transfer_get",

@@ -21,6 +21,8 @@
 #include "transfers.h"
 
 #define NOT_FOUND "payment session not found"
+#define FOUND "\"message\":\"Payment session found.\""
+#define EXPIRED "\"message\":\"Payment session expired.\""
 
 static struct merchant shop;
 static char secret[128];
@@ -86,7 +88,8 @@ START_TEST(test_expire)
 {
 	const char *h[] = { shop.auth, NULL };
 	struct json_object *payload, *data;
-	char sid[37], before[256], acct[16];
+	char sid[37], before[256], acct[16], want[4096];
+	const char *found;
 	struct http_resp r, g;
 
 	new_customer("50.00", acct);
@@ -99,9 +102,13 @@ START_TEST(test_expire)
 	    " (expires_at > now()) FROM payment_sessions WHERE id = $1::uuid", sid),
 	    "expired true true");
 	ck_assert_str_eq(money(), before);
-	/* GET reads the same session, but for the message. */
+	/* GET reads the same session, but for the message: byte for byte and as JSON. */
 	api("GET", shop.auth, NULL, NULL, &g, "/api/v1/payment/sessions/%s", sid);
 	ck_assert_int_eq(g.status, 200);
+	ck_assert_ptr_nonnull(found = strstr(g.body, FOUND));
+	snprintf(want, sizeof(want), "%.*s%s%s", (int)(found - g.body), g.body, EXPIRED,
+	    found + strlen(FOUND));
+	ck_assert_str_eq(r.body, want);
 	json_object_object_del(g.json, "message");
 	json_object_object_del(r.json, "message");
 	ck_assert(json_object_equal(g.json, r.json));
