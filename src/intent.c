@@ -62,7 +62,7 @@ intent_reply_object(const struct app *app, struct req *req, const struct intent_
 	intent_object_text(app, &t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col),
 	    out->key == NULL, out->finish);
 	jtext_lit(&t, "}");
-	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	rc = req_reply_text(req, &t);
 	jtext_free(&t);
 	return rc;
 }

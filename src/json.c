@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "json.h"
-#include "money.h"
 #include "valid.h"
 
 /*
@@ -188,40 +187,6 @@ json_number_text(struct json_object *v)
 	default:
 		return NULL;
 	}
-}
-
-struct json_object *
-json_money_number(int64_t minor)
-{
-	char buf[MONEY_BUFLEN];
-
-	/*
-	 * json-c prints a double through its own text when one is given; the double itself is
-	 * never read, so it stays 0 and no floating-point value ever stands for the amount.
-	 */
-	return json_object_new_double_s(0.0, money_format(minor, buf));
-}
-
-struct json_object *
-json_money_string(int64_t minor)
-{
-	char buf[MONEY_BUFLEN];
-
-	return json_object_new_string(money_format(minor, buf));
-}
-
-struct json_object *
-json_success(const char *message)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (o == NULL || json_add(o, "status_code", json_object_new_int(10)) != 0 ||
-	    json_add(o, "success", json_object_new_boolean(1)) != 0 ||
-	    json_add(o, "message", json_object_new_string(message)) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
 }
 
 int

@@ -20,18 +20,6 @@ struct json_object *json_parse_strict(const char *buf, size_t len, char *msg, si
  */
 const char *json_number_text(struct json_object *v);
 
-/* A JSON number printed with exactly two decimals ("36.00") for minor units; NULL on ENOMEM. */
-struct json_object *json_money_number(int64_t minor);
-
-/* A JSON string "36.00" for minor units; NULL on ENOMEM. */
-struct json_object *json_money_string(int64_t minor);
-
-/*
- * A new success body: {"status_code": 10, "success": true, "message": message} (marketpay-api(7),
- * 2.5). The caller adds the endpoint's fields and frees it; NULL on ENOMEM.
- */
-struct json_object *json_success(const char *message);
-
 /* Adds key to obj; returns 0, or -1 when val is NULL or json-c fails (val is released). */
 int json_add(struct json_object *obj, const char *key, struct json_object *val);
 

@@ -27,6 +27,12 @@ room(struct jtext *t, size_t n)
 }
 
 void
+jtext_reserve(struct jtext *t, size_t n)
+{
+	(void)room(t, n);
+}
+
+void
 jtext_raw(struct jtext *t, const char *s, size_t n)
 {
 	if (!room(t, n))

@@ -16,6 +16,11 @@ struct jtext {
 	bool failed;
 };
 
+/*
+ * Makes room for n more bytes at once: text written within them is never moved, so no copy
+ * of it is left in memory given back (a reply that holds a secret, wiped at the end).
+ */
+void jtext_reserve(struct jtext *t, size_t n);
 /* Appends n bytes of s as they are. */
 void jtext_raw(struct jtext *t, const char *s, size_t n);
 

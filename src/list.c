@@ -225,7 +225,7 @@ page_reply(const struct app *app, const struct list_spec *spec, struct req *req,
 		    false, spec->finish);
 	}
 	jtext_lit(&t, rows > shown ? "],\"has_more\":true}" : "],\"has_more\":false}");
-	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	rc = req_reply_text(req, &t);
 	jtext_free(&t);
 	return rc;
 }

@@ -81,6 +81,12 @@ req_reply_json(struct req *req, int status, struct json_object *obj)
 	return req_reply(req, status, "application/json", text, strlen(text));
 }
 
+int
+req_reply_text(struct req *req, const struct jtext *t)
+{
+	return t->failed ? -1 : req_reply(req, 200, "application/json", t->s, t->len);
+}
+
 static void
 reply_one(struct req *req, int status, const char *key, struct json_object *extra,
     const char *text)

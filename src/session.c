@@ -182,7 +182,7 @@ reply_created(const struct app *app, struct req *req, const char *id, const char
 	jtext_lit(&t, ",\"session_id\":");
 	jtext_string(&t, id);
 	jtext_lit(&t, "}");
-	rc = t.failed ? -1 : req_reply(req, 200, "application/json", t.s, t.len);
+	rc = req_reply_text(req, &t);
 	jtext_free(&t);
 	return rc;
 }

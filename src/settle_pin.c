@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "crypto.h"
-#include "json.h"
 #include "log.h"
 #include "metrics_worker.h"
 #include "settle_pin.h"
@@ -102,17 +101,21 @@ settle_pin_refused(struct req *req, PGresult *r)
 enum err
 settle_pin_public_key(struct app *app, struct req *req, void *in)
 {
-	struct json_object *o = NULL;
+	struct jtext t = { 0 };
 	enum err e = ERR_OK;
 
 	(void)in;
 	if (app->pin_public_pem == NULL) {
 		req_fail(req, 503, "transfers are unavailable: the PIN key is not configured");
-	} else if ((o = json_success("Encrypt \"PIN:UNIX_TIME:NONCE\" to this key with RSA-OAEP "
-	    "(SHA-256) and send it base64-encoded.")) == NULL ||
-	    json_add(o, "public_key", json_object_new_string(app->pin_public_pem)) != 0 ||
-	    req_reply_json(req, 200, o) != 0)
+		return ERR_OK;
+	}
+	jtext_success(&t, "Encrypt \"PIN:UNIX_TIME:NONCE\" to this key with RSA-OAEP (SHA-256) "
+	    "and send it base64-encoded.");
+	jtext_lit(&t, ",\"public_key\":");
+	jtext_string(&t, app->pin_public_pem);
+	jtext_lit(&t, "}");
+	if (req_reply_text(req, &t) != 0)
 		e = ERR_NOMEM;
-	json_object_put(o);
+	jtext_free(&t);
 	return e;
 }

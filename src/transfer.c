@@ -169,43 +169,41 @@ refused(struct req *req, PGresult *r, const struct transfer_in *in)
 		req_fail_err(req, ERR_INTERNAL);
 }
 
-static struct json_object *
-reply_body(PGresult *r, const char *group, int64_t total)
+/* The 200: each transfer's id and amount, the date, the total and the group id. */
+static int
+reply_done(struct req *req, PGresult *r, int64_t total)
 {
-	struct json_object *o = json_success("Transfer completed.");
-	struct json_object *detail = json_object_new_array(), *d;
-	int i;
+	struct jtext t = { 0 };
+	char money[MONEY_BUFLEN];
+	int i, rc;
 
-	for (i = 0; detail != NULL && i < PQntuples(r); i++) {
-		if ((d = json_object_new_object()) == NULL || json_object_array_add(detail, d) != 0 ||
-		    json_add(d, "transaction_id",
-		    json_object_new_string(PQgetvalue(r, i, TRANSFER_SEND_ID))) != 0 ||
-		    json_add(d, "amount", json_money_string(strtoll(PQgetvalue(r, i,
-		    TRANSFER_SEND_AMOUNT), NULL, 10))) != 0) {
-			json_object_put(detail);
-			detail = NULL;
-		}
+	jtext_success(&t, "Transfer completed.");
+	jtext_lit(&t, ",\"transaction_detail\":[");
+	for (i = 0; i < PQntuples(r); i++) {
+		jtext_lit(&t, i == 0 ? "{\"transaction_id\":" : ",{\"transaction_id\":");
+		jtext_string(&t, PQgetvalue(r, i, TRANSFER_SEND_ID));
+		jtext_lit(&t, ",\"amount\":");
+		jtext_string(&t, money_format(strtoll(PQgetvalue(r, i, TRANSFER_SEND_AMOUNT), NULL,
+		    10), money));
+		jtext_lit(&t, "}");
 	}
-	if (o == NULL) {
-		json_object_put(detail);
-		return NULL;
-	}
-	if (json_add(o, "transaction_detail", detail) != 0 ||
-	    json_add(o, "transaction_date",
-	    json_object_new_string(PQgetvalue(r, 0, TRANSFER_SEND_DATE))) != 0 ||
-	    json_add(o, "amount", json_money_number(total)) != 0 ||
-	    json_add(o, "group_id", json_object_new_string(group)) != 0) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	jtext_lit(&t, "],\"transaction_date\":");
+	jtext_string(&t, PQgetvalue(r, 0, TRANSFER_SEND_DATE));
+	/* The total as a JSON number with its two decimals, never a double. */
+	jtext_lit(&t, ",\"amount\":");
+	jtext_lit(&t, money_format(total, money));
+	jtext_lit(&t, ",\"group_id\":");
+	jtext_string(&t, PQgetvalue(r, 0, TRANSFER_SEND_GROUP));
+	jtext_lit(&t, "}");
+	rc = req_reply_text(req, &t);
+	jtext_free(&t);
+	return rc;
 }
 
 enum err
 transfer_send(struct app *app, struct req *req, void *arg)
 {
 	const struct transfer_req *t = arg;
-	struct json_object *body = NULL;
 	const char *p[8] = { req->merchant, t->pin.digest, t->pin.legacy, t->pin.issued_at,
 	    t->pin.nonce, t->in.accounts, t->in.amounts, app->cfg.timezone };
 	PGresult *r;
@@ -226,10 +224,8 @@ transfer_send(struct app *app, struct req *req, void *arg)
 			refused(req, r, &t->in);
 	} else if (PQgetisnull(r, 0, TRANSFER_SEND_GROUP))
 		e = ERR_DB;
-	else if ((body = reply_body(r, PQgetvalue(r, 0, TRANSFER_SEND_GROUP), t->in.total)) ==
-	    NULL || req_reply_json(req, 200, body) != 0)
+	else if (reply_done(req, r, t->in.total) != 0)
 		e = ERR_NOMEM;
 	PQclear(r);
-	json_object_put(body);
 	return e;
 }

@@ -3,7 +3,6 @@
 
 #include "crypto.h"
 #include "intent.h"
-#include "json.h"
 #include "webhook_endpoint.h"
 #include "webhook_sign.h"
 #include "worker_sql.h"
@@ -13,7 +12,8 @@ webhook_endpoint_rotate_secret(struct app *app, struct req *req, void *in)
 {
 	char secret[WEBHOOK_SECRET_MAX], hex[WEBHOOK_SEALED_HEX_MAX];
 	const char *p[2] = { req->merchant, hex };
-	struct json_object *body = NULL, *until = NULL;
+	struct jtext t = { 0 };
+	const char *until;
 	PGresult *r = NULL;
 	enum err e;
 
@@ -31,26 +31,28 @@ webhook_endpoint_rotate_secret(struct app *app, struct req *req, void *in)
 	if ((e = intent_call(app, req, DB_SECRET_ROTATE, 2, p, "merchant not found", &r)) !=
 	    ERR_OK || r == NULL)
 		goto out;
-	if (!PQgetisnull(r, 0, SECRET_ROTATE_PREVIOUS_UNTIL) && (until = json_object_new_string(
-	    PQgetvalue(r, 0, SECRET_ROTATE_PREVIOUS_UNTIL))) == NULL) {
-		e = ERR_NOMEM;
-		goto out;
-	}
+	until = PQgetisnull(r, 0, SECRET_ROTATE_PREVIOUS_UNTIL) ? NULL :
+	    PQgetvalue(r, 0, SECRET_ROTATE_PREVIOUS_UNTIL);
 	/* Set before the reply exists: from then on it is wiped and stored only sealed. */
 	req->secret_reply = true;
-	if ((body = json_success("Webhook signing secret rotated.")) == NULL ||
-	    json_add(body, "secret", json_object_new_string(secret)) != 0 ||
-	    json_object_object_add(body, "previous_secret_expires_at", until) != 0) {
-		e = ERR_NOMEM;
-		goto out;
-	}
-	until = NULL;
-	if (req_reply_json(req, 200, body) != 0)
+	/* Room for all of it, escaped at worst: the text holding the secret never moves. */
+	jtext_reserve(&t, 256 + 6 * (strlen(secret) + (until != NULL ? strlen(until) : 0)));
+	jtext_success(&t, "Webhook signing secret rotated.");
+	jtext_lit(&t, ",\"secret\":");
+	jtext_string(&t, secret);
+	jtext_lit(&t, ",\"previous_secret_expires_at\":");
+	if (until == NULL)
+		jtext_lit(&t, "null");
+	else
+		jtext_string(&t, until);
+	jtext_lit(&t, "}");
+	if (req_reply_text(req, &t) != 0)
 		e = ERR_NOMEM;
 out:
 	crypto_wipe(secret, sizeof(secret));
-	json_object_put(until);
-	json_object_put(body);
+	if (t.s != NULL)
+		crypto_wipe(t.s, t.cap);
+	jtext_free(&t);
 	PQclear(r);
 	return e;
 }

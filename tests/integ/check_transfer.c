@@ -39,7 +39,8 @@ assert_success(const struct http_resp *r, int n, const char *const *amounts, con
 {
 	struct json_object *v, *detail, *e;
 	const char *at;
-	char raw[64];
+	char raw[64], want[8192];
+	size_t len;
 	int i, j;
 
 	ck_assert_msg(r->status == 200, "status %ld: %s", r->status, r->body);
@@ -72,6 +73,35 @@ assert_success(const struct http_resp *r, int n, const char *const *amounts, con
 	at = strstr(r->body, raw);
 	ck_assert_msg(at != NULL && (at[strlen(raw)] == ',' || at[strlen(raw)] == '}'), "no %s in %s",
 	    raw, r->body);
+	/* The bytes, member for member, as marketpay-api(7) shows them. */
+	len = (size_t)snprintf(want, sizeof(want), "{\"status_code\":10,\"success\":true,"
+	    "\"message\":\"Transfer completed.\",\"transaction_detail\":[");
+	for (i = 0; i < n && len < sizeof(want); i++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%s{\"transaction_id\":\"%s\","
+		    "\"amount\":\"%s\"}", i > 0 ? "," : "", ids[i], amounts[i]);
+	ck_assert(matches(http_json_str(r, "group_id"), "^trg_[0-9a-f]{32}$"));
+	if (len < sizeof(want))
+		snprintf(want + len, sizeof(want) - len, "],\"transaction_date\":\"%s\","
+		    "\"amount\":%s,\"group_id\":\"%s\"}", http_json_str(r, "transaction_date"),
+		    total, http_json_str(r, "group_id"));
+	ck_assert_str_eq(r->body, want);
+}
+
+/* The pin-public-key reply's bytes: the message, then the PEM with its newlines escaped. */
+static void
+assert_public_key_bytes(const struct http_resp *r, const char *pem)
+{
+	char want[8192];
+	size_t len;
+
+	len = (size_t)snprintf(want, sizeof(want), "{\"status_code\":10,\"success\":true,"
+	    "\"message\":\"Encrypt \\\"PIN:UNIX_TIME:NONCE\\\" to this key with RSA-OAEP (SHA-256)"
+	    " and send it base64-encoded.\",\"public_key\":\"");
+	for (; *pem != '\0' && len + 4 < sizeof(want); pem++)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, *pem == '\n' ? "\\n" : "%c",
+		    *pem);
+	snprintf(want + len, sizeof(want) - len, "\"}");
+	ck_assert_str_eq(r->body, want);
 }
 
 START_TEST(test_public_key)
@@ -93,6 +123,7 @@ START_TEST(test_public_key)
 	pem = http_json_str(&r, "public_key");
 	ck_assert_msg(pem != NULL && strncmp(pem, "-----BEGIN PUBLIC KEY-----\n", 27) == 0, "%s",
 	    r.body);
+	assert_public_key_bytes(&r, pem);
 	b = BIO_new_mem_buf(pem, -1);
 	pub = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
 	BIO_free(b);

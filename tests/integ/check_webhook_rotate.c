@@ -65,6 +65,7 @@ static void
 assert_rotated(const struct http_resp *r, const char *merchant, char secret[128])
 {
 	struct json_object *v;
+	char want[512], until[64];
 
 	ck_assert_msg(r->status == 200, "%ld %s", r->status, r->body);
 	ck_assert_ptr_nonnull(r->json);
@@ -81,6 +82,14 @@ assert_rotated(const struct http_resp *r, const char *merchant, char secret[128]
 	ck_assert_str_eq(json_object_is_type(v, json_type_null) ? "(null)" :
 	    json_object_get_string(v), db_value("SELECT mp_iso(webhook_secret_previous_until)"
 	    " FROM merchants WHERE id = $1", merchant));
+	/* The bytes, member for member, as marketpay-api(7) shows them. */
+	if (json_object_is_type(v, json_type_null))
+		snprintf(until, sizeof(until), "null");
+	else
+		snprintf(until, sizeof(until), "\"%s\"", json_object_get_string(v));
+	snprintf(want, sizeof(want), "{\"status_code\":10,\"success\":true,\"message\":\"%s\","
+	    "\"secret\":\"%s\",\"previous_secret_expires_at\":%s}", ROTATED, secret, until);
+	ck_assert_str_eq(r->body, want);
 }
 
 /* rotate() as m, which must answer its 200 (assert_rotated): the new secret into secret. */

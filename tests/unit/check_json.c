@@ -7,6 +7,7 @@
 #include <check.h>
 
 #include "json.h"
+#include "jtext.h"
 #include "money.h"
 #include "runner.h"
 
@@ -163,20 +164,21 @@ START_TEST(test_money_out)
 		{ -5,        "-0.05",                "\"-0.05\"" },
 		{ INT64_MAX, "92233720368547758.07", "\"92233720368547758.07\"" },
 	};
-	struct json_object *n, *s;
+	char buf[MONEY_BUFLEN];
+	struct jtext n, s;
 	size_t i;
 
+	/* As the replies write them: the number's text, or the same text as a JSON string. */
 	for (i = 0; i < NELEM(cases); i++) {
-		n = json_money_number(cases[i].minor);
-		s = json_money_string(cases[i].minor);
-		ck_assert_ptr_nonnull(n);
-		ck_assert_ptr_nonnull(s);
-		ck_assert(json_object_is_type(n, json_type_double));
-		ck_assert(json_object_is_type(s, json_type_string));
-		ck_assert_str_eq(json_text(n), cases[i].number);
-		ck_assert_str_eq(json_text(s), cases[i].string);
-		json_object_put(n);
-		json_object_put(s);
+		memset(&n, 0, sizeof(n));
+		memset(&s, 0, sizeof(s));
+		jtext_lit(&n, money_format(cases[i].minor, buf));
+		jtext_string(&s, money_format(cases[i].minor, buf));
+		ck_assert(!n.failed && !s.failed);
+		ck_assert_str_eq(n.s, cases[i].number);
+		ck_assert_str_eq(s.s, cases[i].string);
+		jtext_free(&n);
+		jtext_free(&s);
 	}
 }
 END_TEST
@@ -185,17 +187,24 @@ END_TEST
 START_TEST(test_money_round_trip)
 {
 	struct json_object *o = json_object_new_object(), *back, *v = NULL;
-	char msg[256] = "", body[256];
+	char msg[256] = "", body[256], buf[MONEY_BUFLEN];
+	struct jtext t = { 0 };
 	const char *text;
 	int64_t minor = 0;
 
-	ck_assert_int_eq(json_add(o, "amount", json_money_number(3600)), 0);
-	ck_assert_int_eq(json_add(o, "price", json_money_string(1250)), 0);
-	ck_assert_int_eq(json_add(o, "url", json_object_new_string("https://x.y/a")), 0);
 	ck_assert_int_eq(json_add(o, "nothing", NULL), -1);
-	snprintf(body, sizeof(body), "%s", json_text(o));
-	ck_assert_str_eq(body, "{\"amount\":36.00,\"price\":\"12.50\",\"url\":\"https://x.y/a\"}");
 	json_object_put(o);
+	jtext_lit(&t, "{\"amount\":");
+	jtext_lit(&t, money_format(3600, buf));
+	jtext_lit(&t, ",\"price\":");
+	jtext_string(&t, money_format(1250, buf));
+	jtext_lit(&t, ",\"url\":");
+	jtext_string(&t, "https://x.y/a");
+	jtext_lit(&t, "}");
+	ck_assert(!t.failed);
+	snprintf(body, sizeof(body), "%s", t.s);
+	jtext_free(&t);
+	ck_assert_str_eq(body, "{\"amount\":36.00,\"price\":\"12.50\",\"url\":\"https://x.y/a\"}");
 
 	back = json_parse_strict(body, strlen(body), msg, sizeof(msg));
 	ck_assert_msg(back != NULL, "%s", msg);
