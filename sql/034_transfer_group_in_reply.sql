@@ -9,8 +9,8 @@
 -- transaction; its privileges are set again as they were: the workers' role only, not PUBLIC
 -- (008's default privileges cover only functions made by the role that set them, and
 -- tests/integ/check_roles caught this one executable by every role without the REVOKE). A
--- worker of before this migration still works against it: its statement names the columns
--- it reads.
+-- worker of before this migration still works against it, its statement prepared: it names
+-- the columns it reads, whose types are unchanged (tests/upgrade.sh).
 --
 -- Locks: the function's definition, for a moment; no table is read or rewritten.
 DROP FUNCTION mp_transfer_send(bigint, bytea, bytea, bigint, text, text[], bigint[], text);

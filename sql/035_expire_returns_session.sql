@@ -5,15 +5,14 @@
 -- row lock the function took. The rules are 010's: MP030 when the merchant has no such
 -- session, MP038 when it is not open; nothing changes then.
 --
--- A new result type needs the function dropped and created again, in this migration's one
--- transaction, and its privileges set again as they were: the workers' role only, not
--- PUBLIC (see 034). A worker of before this migration still works against it: it read
--- nothing of the result.
+-- The result stays text (the object's JSON text), so the function is replaced in place: its
+-- privileges stay, and a worker of before this migration, whose statement is prepared
+-- until it is restarted, still runs it (a new result type would fail that statement with
+-- "cached plan must not change result type": tests/upgrade.sh); it read nothing of the
+-- result.
 --
 -- Locks: the function's definition, for a moment; no table is read or rewritten.
-DROP FUNCTION mp_expire_session(bigint, uuid);
-
-CREATE FUNCTION mp_expire_session(p_merchant bigint, p_session uuid) RETURNS json
+CREATE OR REPLACE FUNCTION mp_expire_session(p_merchant bigint, p_session uuid) RETURNS text
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     s payment_sessions%ROWTYPE;
@@ -28,11 +27,9 @@ BEGIN
             mp_session_status(s.status, s.expires_at) USING ERRCODE = 'MP038';
     END IF;
     PERFORM mp_session_expire(p_session);
-    RETURN (SELECT mp_session_json(x) FROM payment_sessions x WHERE x.id = p_session);
+    RETURN (SELECT mp_session_json(x)::text FROM payment_sessions x WHERE x.id = p_session);
 END
 $$;
 COMMENT ON FUNCTION mp_expire_session(bigint, uuid) IS
     'Intent: the merchant expires its open session at once; returns the session as the API shows it (MP030 no such session, MP038 not open)';
 
-REVOKE EXECUTE ON FUNCTION mp_expire_session(bigint, uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION mp_expire_session(bigint, uuid) TO marketpay_app;
