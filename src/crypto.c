@@ -18,14 +18,22 @@
 int
 crypto_sha256(const void *p, size_t len, unsigned char out[CRYPTO_SHA256_LEN])
 {
-	/* Fetched once: OpenSSL 3 would otherwise look the algorithm up on every call. */
+	/*
+	 * Fetched once, and one context kept: OpenSSL 3 would otherwise look the algorithm up,
+	 * and make and free a context, on every call (once per request, for the API key). What
+	 * the context keeps between calls is the last digest: its final step wipes the block
+	 * of input it held, as freeing the context would.
+	 */
 	static EVP_MD *sha256;
+	static EVP_MD_CTX *ctx;
 	unsigned int outlen = 0;
 
 	if (sha256 == NULL && (sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
 		return -1;
-	if (EVP_Digest(p, len, out, &outlen, sha256, NULL) != 1 ||
-	    outlen != CRYPTO_SHA256_LEN)
+	if (ctx == NULL && (ctx = EVP_MD_CTX_new()) == NULL)
+		return -1;
+	if (EVP_DigestInit_ex2(ctx, sha256, NULL) != 1 || EVP_DigestUpdate(ctx, p, len) != 1 ||
+	    EVP_DigestFinal_ex(ctx, out, &outlen) != 1 || outlen != CRYPTO_SHA256_LEN)
 		return -1;
 	return 0;
 }

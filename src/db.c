@@ -1,4 +1,5 @@
 /* The database module: one connection, a statement table, back-off, errors as enum err. */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -275,16 +276,27 @@ db_retry_ms(const struct db *db)
 	return ms > 0 ? (long)ms : 0;
 }
 
+/* Whether socket fd has input, or its end, to read now; an error counts as input. */
+static bool
+input_pending(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd < 0 || poll(&p, 1, 0) != 0;
+}
+
 bool
 db_ready(struct db *db)
 {
 	/*
 	 * Reading pending input notices a server that closed the connection while we idled: the
-	 * first read takes its FATAL message, the second the end of the stream. Both return at
-	 * once on a healthy idle connection.
+	 * first read takes its FATAL message, the second the end of the stream. A healthy idle
+	 * connection has nothing to read, which one poll that does not wait tells: the reads
+	 * are only made when there is something.
 	 */
 	if (db->conn != NULL && PQstatus(db->conn) == CONNECTION_OK &&
-	    PQconsumeInput(db->conn) == 1 && PQconsumeInput(db->conn) == 1 &&
+	    (!input_pending(PQsocket(db->conn)) ||
+	     (PQconsumeInput(db->conn) == 1 && PQconsumeInput(db->conn) == 1)) &&
 	    PQstatus(db->conn) == CONNECTION_OK)
 		return true;
 	if (db->conn != NULL) {

@@ -88,18 +88,64 @@ fcgi_accept(struct fcgi *f, const sigset_t *waitmask)
 	}
 }
 
-static char *
-param(struct fcgi *f, const char *name)
-{
-	const char *v = FCGX_GetParam(name, f->r.envp);
+/* The parameters a request is read from, found in one pass over what the server sent. */
+enum param {
+	P_METHOD, P_DOCUMENT_URI, P_SCRIPT_NAME, P_QUERY, P_CONTENT_TYPE, P_CONTENT_LENGTH,
+	P_AUTHORIZATION, P_IDEMPOTENCY_KEY, P_ACCEPT, P_ACCEPT_LANGUAGE, P_METRICS,
+	P_REQUEST_ID, P__MAX
+};
 
+static const struct {
+	const char *name;
+	size_t len;
+} param_names[P__MAX] = {
+#define NAME(s) { s, sizeof(s) - 1 }
+	[P_METHOD] = NAME("REQUEST_METHOD"),
+	[P_DOCUMENT_URI] = NAME("DOCUMENT_URI"),
+	[P_SCRIPT_NAME] = NAME("SCRIPT_NAME"),
+	[P_QUERY] = NAME("QUERY_STRING"),
+	[P_CONTENT_TYPE] = NAME("CONTENT_TYPE"),
+	[P_CONTENT_LENGTH] = NAME("CONTENT_LENGTH"),
+	[P_AUTHORIZATION] = NAME("HTTP_AUTHORIZATION"),
+	[P_IDEMPOTENCY_KEY] = NAME("HTTP_IDEMPOTENCY_KEY"),
+	[P_ACCEPT] = NAME("HTTP_ACCEPT"),
+	[P_ACCEPT_LANGUAGE] = NAME("HTTP_ACCEPT_LANGUAGE"),
+	/* Set by the server's configuration only: a client's headers arrive as HTTP_*. */
+	[P_METRICS] = NAME("MARKETPAY_METRICS"),
+	[P_REQUEST_ID] = NAME("REQUEST_ID"),
+#undef NAME
+};
+
+/* v[i]: the value of param_names[i], the first one sent (as FCGX_GetParam finds), or NULL. */
+static void
+params(char **envp, const char *v[P__MAX])
+{
+	size_t i, n;
+	const char *eq;
+
+	memset(v, 0, P__MAX * sizeof(*v));
+	for (; envp != NULL && *envp != NULL; envp++) {
+		if ((eq = strchr(*envp, '=')) == NULL)
+			continue;
+		n = (size_t)(eq - *envp);
+		for (i = 0; i < P__MAX; i++)
+			if (v[i] == NULL && param_names[i].len == n &&
+			    memcmp(*envp, param_names[i].name, n) == 0) {
+				v[i] = eq + 1;
+				break;
+			}
+	}
+}
+
+static char *
+dup_or_null(const char *v)
+{
 	return v == NULL ? NULL : strdup(v);
 }
 
 static int
-read_body(struct fcgi *f, struct req *req, long max_body)
+read_body(struct fcgi *f, struct req *req, const char *cl, long max_body)
 {
-	const char *cl = FCGX_GetParam("CONTENT_LENGTH", f->r.envp);
 	char *end = NULL;
 	long n;
 	int got;
@@ -148,36 +194,30 @@ struct req *
 fcgi_read(struct fcgi *f, long max_body)
 {
 	struct req *req = calloc(1, sizeof(*req));
-	const char *uri, *q, *rid;
+	const char *v[P__MAX], *uri, *rid;
 
 	if (req == NULL)
 		return NULL;
 	clock_gettime(CLOCK_MONOTONIC, &req->start);
-	req->method = param(f, "REQUEST_METHOD");
+	params(f->r.envp, v);
+	req->method = dup_or_null(v[P_METHOD]);
 	/* DOCUMENT_URI is nginx's normalised path; REQUEST_URI is the raw one with the query. */
-	uri = FCGX_GetParam("DOCUMENT_URI", f->r.envp);
-	if (uri == NULL)
-		uri = FCGX_GetParam("SCRIPT_NAME", f->r.envp);
-	if (uri == NULL)
-		uri = "/";
-	req->path = strdup(uri);
-	q = FCGX_GetParam("QUERY_STRING", f->r.envp);
-	req->query = strdup(q ? q : "");
-	req->content_type = param(f, "CONTENT_TYPE");
-	req->authorization = param(f, "HTTP_AUTHORIZATION");
-	req->idempotency_key = param(f, "HTTP_IDEMPOTENCY_KEY");
-	req->accept = param(f, "HTTP_ACCEPT");
-	req->accept_language = param(f, "HTTP_ACCEPT_LANGUAGE");
-	/* Set by the server's configuration only: a client's headers arrive as HTTP_*. */
-	q = FCGX_GetParam("MARKETPAY_METRICS", f->r.envp);
-	req->metrics_allowed = q != NULL && strcmp(q, "1") == 0;
-	rid = FCGX_GetParam("REQUEST_ID", f->r.envp);
+	uri = v[P_DOCUMENT_URI] != NULL ? v[P_DOCUMENT_URI] : v[P_SCRIPT_NAME];
+	req->path = strdup(uri != NULL ? uri : "/");
+	req->query = strdup(v[P_QUERY] != NULL ? v[P_QUERY] : "");
+	req->content_type = dup_or_null(v[P_CONTENT_TYPE]);
+	req->authorization = dup_or_null(v[P_AUTHORIZATION]);
+	req->idempotency_key = dup_or_null(v[P_IDEMPOTENCY_KEY]);
+	req->accept = dup_or_null(v[P_ACCEPT]);
+	req->accept_language = dup_or_null(v[P_ACCEPT_LANGUAGE]);
+	req->metrics_allowed = v[P_METRICS] != NULL && strcmp(v[P_METRICS], "1") == 0;
+	rid = v[P_REQUEST_ID];
 	req->request_id = rid != NULL && rid[0] != '\0' && strlen(rid) <= 64 &&
 	    strspn(rid, "0123456789abcdefABCDEF-") == strlen(rid) ? strdup(rid) : new_request_id();
 	if (req->method == NULL)
 		req->method = strdup("GET");
 	if (req->method == NULL || req->path == NULL || req->query == NULL ||
-	    req->request_id == NULL || read_body(f, req, max_body) != 0) {
+	    req->request_id == NULL || read_body(f, req, v[P_CONTENT_LENGTH], max_body) != 0) {
 		req_free(req);
 		return NULL;
 	}
@@ -187,45 +227,84 @@ fcgi_read(struct fcgi *f, long max_body)
 	return req;
 }
 
-/* libfcgi's own printf knows few conversions (no %zu): format with snprintf, then put. */
-static void
-put(struct fcgi *f, const char *name, const char *value)
-{
-	char line[4096];
-	int n = snprintf(line, sizeof(line), "%s: %s\r\n", name, value);
+/*
+ * The status line and headers are gathered here and handed to libfcgi at once: one copy per
+ * header, not a formatted string and a call into libfcgi for each.
+ */
+struct head {
+	struct fcgi *f;
+	size_t len;
+	char buf[8192];
+};
 
-	if (n > 0 && (size_t)n < sizeof(line))
-		FCGX_PutStr(line, n, f->r.out);
+#define HEAD_LINE_MAX 4096	/* a header line this long or longer is left out */
+
+/* 0, or -1 when libfcgi could not take what was gathered. */
+static int
+head_flush(struct head *h)
+{
+	int n = (int)h->len;
+
+	h->len = 0;
+	return n == 0 || FCGX_PutStr(h->buf, n, h->f->r.out) == n ? 0 : -1;
+}
+
+static void
+put_bytes(struct head *h, const char *p, size_t n)
+{
+	memcpy(h->buf + h->len, p, n);
+	h->len += n;
+}
+
+static void
+put(struct head *h, const char *name, const char *value)
+{
+	size_t nl = strlen(name), vl = strlen(value);
+
+	if (nl + 2 + vl + 2 >= HEAD_LINE_MAX)
+		return;
+	if (h->len + nl + 2 + vl + 2 > sizeof(h->buf) && head_flush(h) != 0)
+		return;
+	put_bytes(h, name, nl);
+	put_bytes(h, ": ", 2);
+	put_bytes(h, value, vl);
+	put_bytes(h, "\r\n", 2);
 }
 
 /* Status and headers; Content-Length only when the body is known (not streamed). */
 static int
 put_head(struct fcgi *f, const struct req *req)
 {
+	struct head h;	/* not initialised as a whole: its buffer is only written */
 	char num[64];
 	int status = req->status ? req->status : 500;
 	size_t i;
 
+	h.f = f;
+	h.len = 0;
 	snprintf(num, sizeof(num), "%d %s", status, err_reason(status));
-	put(f, "Status", num);
-	put(f, "Request-Id", req->request_id ? req->request_id : "-");
+	put(&h, "Status", num);
+	put(&h, "Request-Id", req->request_id ? req->request_id : "-");
 	for (i = 0; i < req->nheaders; i++)
-		put(f, req->headers[i].name, req->headers[i].value);
+		put(&h, req->headers[i].name, req->headers[i].value);
 	/*
 	 * Every reply, API and page alike, unless its handler said otherwise: not kept by any
 	 * cache (replies carry sessions and balances), not read as another type than it says.
 	 */
 	if (req_header_out(req, "Cache-Control") == NULL)
-		put(f, "Cache-Control", "no-store");
+		put(&h, "Cache-Control", "no-store");
 	if (req_header_out(req, "X-Content-Type-Options") == NULL)
-		put(f, "X-Content-Type-Options", "nosniff");
+		put(&h, "X-Content-Type-Options", "nosniff");
 	if (req->content_type_out != NULL && (req->resp != NULL || req->streamed))
-		put(f, "Content-Type", req->content_type_out);
+		put(&h, "Content-Type", req->content_type_out);
 	if (!req->streamed) {
 		snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
-		put(f, "Content-Length", num);
+		put(&h, "Content-Length", num);
 	}
-	return FCGX_PutStr("\r\n", 2, f->r.out) == 2 ? 0 : -1;
+	if (h.len + 2 > sizeof(h.buf) && head_flush(&h) != 0)
+		return -1;
+	put_bytes(&h, "\r\n", 2);
+	return head_flush(&h);
 }
 
 static int

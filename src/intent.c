@@ -51,7 +51,6 @@ intent_reply_object(const struct app *app, struct req *req, const struct intent_
     PGresult *r, int col)
 {
 	struct jtext t = { 0 };
-	int rc;
 
 	jtext_success(&t, out->message);
 	if (out->key != NULL) {
@@ -62,9 +61,7 @@ intent_reply_object(const struct app *app, struct req *req, const struct intent_
 	intent_object_text(app, &t, PQgetvalue(r, 0, col), (size_t)PQgetlength(r, 0, col),
 	    out->key == NULL, out->finish);
 	jtext_lit(&t, "}");
-	rc = req_reply_text(req, &t);
-	jtext_free(&t);
-	return rc;
+	return req_reply_text(req, &t);
 }
 
 enum err

@@ -100,6 +100,9 @@ blank(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/* What ends a run of a string's bytes in jtext_pg: its end, an escape, and a NUL. */
+static const bool string_stop[256] = { ['\0'] = true, ['"'] = true, ['\\'] = true };
+
 void
 jtext_pg(struct jtext *t, const char *text, size_t len, bool members)
 {
@@ -117,6 +120,17 @@ jtext_pg(struct jtext *t, const char *text, size_t len, bool members)
 	if (!room(t, len - i))
 		return;
 	for (o = t->s + t->len; i < len; i++) {
+		if (quoted) {
+			/* A string's bytes up to its next quote, escape or NUL, copied as one run. */
+			size_t r = i;
+
+			while (r < len && !string_stop[(unsigned char)text[r]])
+				r++;
+			memcpy(o, text + i, r - i);
+			o += r - i;
+			if ((i = r) == len)
+				break;
+		}
 		c = text[i];
 		if (c == '\0')
 			break;   /* no JSON text holds one */

@@ -214,7 +214,7 @@ page_reply(const struct app *app, const struct list_spec *spec, struct req *req,
     int col, int first, int shown, int rows)
 {
 	struct jtext t = { 0 };
-	int i, rc;
+	int i;
 
 	jtext_success(&t, NULL);
 	jtext_lit(&t, ",\"data\":[");
@@ -225,9 +225,7 @@ page_reply(const struct app *app, const struct list_spec *spec, struct req *req,
 		    false, spec->finish);
 	}
 	jtext_lit(&t, rows > shown ? "],\"has_more\":true}" : "],\"has_more\":false}");
-	rc = req_reply_text(req, &t);
-	jtext_free(&t);
-	return rc;
+	return req_reply_text(req, &t);
 }
 
 void

@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,10 @@ static char path[4096];           /* out's, to reopen it once it was moved away 
 static time_t checked;            /* when path was last compared with out */
 static int use_syslog;
 static enum log_level threshold = LOG_LVL_INFO;
+static int forks_seen;            /* forked() runs in every child of a fork */
+static pid_t my_pid;              /* 0: not known yet, or forked since */
+static time_t stamp_sec = -1;     /* the second stamp holds */
+static char stamp[32];            /* "YYYY-MM-DDTHH:MM:SS" of stamp_sec */
 
 static const char *const level_name[LOG_LVL__MAX] = {
 	"error", /* LOG_LVL_ERROR */
@@ -27,11 +32,20 @@ static const int syslog_prio[LOG_LVL__MAX] = {
 	LOG_DEBUG,   /* LOG_LVL_DEBUG */
 };
 
+static void
+forked(void)
+{
+	my_pid = 0;
+}
+
 int
 log_open(const char *ident, const char *target, const char *level)
 {
 	int i;
 
+	/* A line names its process: looked up once, and again in a child after a fork. */
+	if (!forks_seen && pthread_atfork(NULL, NULL, forked) == 0)
+		forks_seen = 1;
 	for (i = 0; i < LOG_LVL__MAX; i++)
 		if (level != NULL && strcmp(level, level_name[i]) == 0)
 			threshold = (enum log_level)i;
@@ -115,7 +129,7 @@ log_escape(const char *s, char *buf, size_t buflen)
 void
 log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 {
-	char text[2048], stamp[32], *p;
+	char text[2048], *p;
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
@@ -138,10 +152,15 @@ log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 	}
 	follow_path();
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (ts.tv_sec != stamp_sec) {
+		gmtime_r(&ts.tv_sec, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		stamp_sec = ts.tv_sec;
+	}
+	if (my_pid == 0 || !forks_seen)
+		my_pid = getpid();
 	fprintf(out ? out : stderr, "%s.%03ldZ %s pid=%ld req=%s %s\n", stamp,
-	    ts.tv_nsec / 1000000, level_name[level], (long)getpid(), reqid ? reqid : "-", text);
+	    ts.tv_nsec / 1000000, level_name[level], (long)my_pid, reqid ? reqid : "-", text);
 }
 
 void

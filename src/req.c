@@ -82,9 +82,25 @@ req_reply_json(struct req *req, int status, struct json_object *obj)
 }
 
 int
-req_reply_text(struct req *req, const struct jtext *t)
+req_reply_text(struct req *req, struct jtext *t)
 {
-	return t->failed ? -1 : req_reply(req, 200, "application/json", t->s, t->len);
+	char *ct = t->failed ? NULL : strdup("application/json");
+
+	if (ct == NULL) {
+		if (req->secret_reply && t->s != NULL)
+			crypto_wipe(t->s, t->cap);
+		jtext_free(t);
+		req->status = 500;
+		return -1;
+	}
+	drop_resp(req);
+	free(req->content_type_out);
+	req->resp = t->s;
+	req->resp_len = t->len;
+	req->content_type_out = ct;
+	req->status = 200;
+	memset(t, 0, sizeof(*t));
+	return 0;
 }
 
 static void

@@ -106,8 +106,12 @@ int req_reply(struct req *req, int status, const char *content_type, const char 
 /* Sets the response to obj serialized (obj stays the caller's). 0 or -1 on ENOMEM. */
 int req_reply_json(struct req *req, int status, struct json_object *obj);
 
-/* A 200 of the JSON text in t (t stays the caller's); -1 when t failed or on ENOMEM. */
-int req_reply_text(struct req *req, const struct jtext *t);
+/*
+ * A 200 of the JSON text in t, which becomes the response without a copy: t is left empty,
+ * whatever the outcome. -1 when t failed (its text is then freed, wiped first when
+ * req->secret_reply).
+ */
+int req_reply_text(struct req *req, struct jtext *t);
 
 /* The error body of every refusal but 401: {"success": false, "message": ...}. */
 void req_fail(struct req *req, int status, const char *fmt, ...)

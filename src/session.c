@@ -173,7 +173,6 @@ static int
 reply_created(const struct app *app, struct req *req, const char *id, const char *expires)
 {
 	struct jtext t = { 0 };
-	int rc;
 
 	jtext_success(&t, "Payment session created.");
 	put_url(app, &t, id, strlen(id));
@@ -182,9 +181,7 @@ reply_created(const struct app *app, struct req *req, const char *id, const char
 	jtext_lit(&t, ",\"session_id\":");
 	jtext_string(&t, id);
 	jtext_lit(&t, "}");
-	rc = req_reply_text(req, &t);
-	jtext_free(&t);
-	return rc;
+	return req_reply_text(req, &t);
 }
 
 enum err

@@ -102,7 +102,6 @@ enum err
 settle_pin_public_key(struct app *app, struct req *req, void *in)
 {
 	struct jtext t = { 0 };
-	enum err e = ERR_OK;
 
 	(void)in;
 	if (app->pin_public_pem == NULL) {
@@ -114,8 +113,5 @@ settle_pin_public_key(struct app *app, struct req *req, void *in)
 	jtext_lit(&t, ",\"public_key\":");
 	jtext_string(&t, app->pin_public_pem);
 	jtext_lit(&t, "}");
-	if (req_reply_text(req, &t) != 0)
-		e = ERR_NOMEM;
-	jtext_free(&t);
-	return e;
+	return req_reply_text(req, &t) == 0 ? ERR_OK : ERR_NOMEM;
 }

@@ -175,7 +175,7 @@ reply_done(struct req *req, PGresult *r, int64_t total)
 {
 	struct jtext t = { 0 };
 	char money[MONEY_BUFLEN];
-	int i, rc;
+	int i;
 
 	jtext_success(&t, "Transfer completed.");
 	jtext_lit(&t, ",\"transaction_detail\":[");
@@ -195,9 +195,7 @@ reply_done(struct req *req, PGresult *r, int64_t total)
 	jtext_lit(&t, ",\"group_id\":");
 	jtext_string(&t, PQgetvalue(r, 0, TRANSFER_SEND_GROUP));
 	jtext_lit(&t, "}");
-	rc = req_reply_text(req, &t);
-	jtext_free(&t);
-	return rc;
+	return req_reply_text(req, &t);
 }
 
 enum err

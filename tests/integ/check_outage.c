@@ -102,6 +102,43 @@ START_TEST(test_pipeline)
 }
 END_TEST
 
+/*
+ * The server ends a connection while it idles (a restart, pg_terminate_backend, an idle
+ * timeout): db_ready notices before the next statement and connects afresh, so no request
+ * fails for it. With nothing to read, db_ready reads nothing.
+ */
+START_TEST(test_idle_connection_lost)
+{
+	struct db *db = db_new("");
+	const char *one[] = { "1" };
+	const struct db_step ok[] = { { .stmt = T_PLUS_ONE, .n = 1, .params = one } };
+	char pid[16];
+	PGresult *r;
+	enum err e;
+	int i;
+
+	ck_assert_ptr_nonnull(db);
+	db_set_statements(db, pipeline_sql, 2);
+	ck_assert(db_ready(db));
+	ck_assert(db_ready(db));
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(db_conn(db)));
+	ck_assert_str_eq(db_value("SELECT pg_terminate_backend($1::int, 5000)", pid), "t");
+	/* Its FATAL message and the end of the stream are on their way: wait for them. */
+	for (i = 0; i < 100 && strcmp(db_value("SELECT count(*) FROM pg_stat_activity"
+	    " WHERE pid = $1::int", pid), "0") != 0; i++)
+		usleep(20000);
+	usleep(100000);
+	ck_assert(db_ready(db));
+	ck_assert_ptr_nonnull(db_conn(db));
+	ck_assert_int_ne(PQbackendPID(db_conn(db)), atoi(pid));
+	ck_assert_ptr_nonnull(r = db_pipeline(db, ok, 1, 0, &e));
+	ck_assert_int_eq(e, ERR_OK);
+	ck_assert_str_eq(PQgetvalue(r, 0, 0), "2");
+	PQclear(r);
+	db_free(db);
+}
+END_TEST
+
 START_TEST(test_database_outage)
 {
 	struct http_resp r;
@@ -251,6 +288,7 @@ main(void)
 	Suite *s = suite_one("outage", "outage", 60, &t);
 
 	tcase_add_test(t, test_pipeline);
+	tcase_add_test(t, test_idle_connection_lost);
 	tcase_add_test(t, test_worker_killed);
 	tcase_add_test(t, test_database_outage);
 	tcase_add_test(t, test_read_only);

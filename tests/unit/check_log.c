@@ -1,7 +1,12 @@
-/* Unit tests of the log (src/log.c): a log file moved away is followed by a new one. */
+/*
+ * Unit tests of the log (src/log.c): a log file moved away is followed by a new one; each
+ * line names its process, also in a child forked after the parent logged, and its second.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -82,6 +87,68 @@ START_TEST(test_stays)
 }
 END_TEST
 
+/* The line of text in log s, with its stamp's second and pid; 0 when it is not there. */
+static int
+line_of(const char *s, const char *text, time_t *sec, long *pid)
+{
+	const char *p = strstr(s, text), *bol;
+	struct tm tm = { 0 };
+
+	if (p == NULL)
+		return 0;
+	for (bol = p; bol > s && bol[-1] != '\n'; bol--)
+		;
+	if (strptime(bol, "%Y-%m-%dT%H:%M:%S", &tm) == NULL ||
+	    (p = strstr(bol, " pid=")) == NULL)
+		return 0;
+	*sec = timegm(&tm);
+	*pid = strtol(p + 5, NULL, 10);
+	return 1;
+}
+
+/* The pid and the second are looked up once and kept: a fork and a new second show. */
+START_TEST(test_stamp_and_pid)
+{
+	char dir[] = "/tmp/check_log.XXXXXX", path[64];
+	time_t before, after, sec;
+	long pid;
+	pid_t child;
+	int status, i;
+	const char *s;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/marketpay.log", dir);
+	ck_assert_int_eq(log_open("check_log", path, "info"), 0);
+	before = time(NULL);
+	log_msg(LOG_LVL_INFO, NULL, "parent first");
+	ck_assert_int_ge(child = fork(), 0);
+	if (child == 0) {
+		log_msg(LOG_LVL_INFO, NULL, "the child");
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (i = 0; i < 3; i++) {
+		sleep(1);
+		log_msg(LOG_LVL_INFO, NULL, i == 0 ? "parent 1" : i == 1 ? "parent 2" : "parent 3");
+	}
+	after = time(NULL);
+	log_close();
+	s = slurp(path);
+	ck_assert(line_of(s, "parent first", &sec, &pid));
+	ck_assert_int_eq(pid, getpid());
+	ck_assert(sec >= before && sec <= after);
+	ck_assert(line_of(s, "the child", &sec, &pid));
+	ck_assert_int_eq(pid, child);
+	ck_assert(line_of(s, "parent 3", &sec, &pid));
+	ck_assert_int_eq(pid, getpid());
+	/* Three seconds slept since the first line: its second cannot be the stamp's now. */
+	ck_assert(sec >= before + 3 && sec <= after);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -90,5 +157,6 @@ main(void)
 
 	tcase_add_test(t, test_moved_away);
 	tcase_add_test(t, test_stays);
+	tcase_add_test(t, test_stamp_and_pid);
 	return run_suite(s);
 }
