@@ -2,8 +2,11 @@
  * libFuzzer target: a create-session body as session_create reads it,
  * json_parse_strict then session_validate, under the default limits and under tight ones.
  * Every refusal must reply strict JSON; every acceptance must respect the limits and give
- * the database three array literals of as many items, whose prices add up to the amount.
+ * the database three array literals of as many items: the ids and the names read back, as
+ * PostgreSQL reads a quoted element, as the items' own strings, and the prices add up to the
+ * amount.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +37,37 @@ literal_sum(const char *lit)
 	}
 }
 
+/*
+ * Whether literal lit ({"a","b\"c"}) holds, in order, the string member key of each of
+ * items, read as PostgreSQL's array_in reads a quoted element: a backslash takes the next
+ * byte as it is, a double quote ends it.
+ */
+static bool
+literal_is(const char *lit, struct json_object *items, const char *key)
+{
+	size_t n = json_object_array_length(items), i;
+	const char *want;
+
+	if (*lit++ != '{')
+		return false;
+	for (i = 0; i < n; i++) {
+		want = json_object_get_string(json_object_object_get(
+		    json_object_array_get_idx(items, i), key));
+		if (want == NULL || *lit++ != '"')
+			return false;
+		for (; *lit != '"'; lit++, want++) {
+			if (*lit == '\\')
+				lit++;
+			if (*lit == '\0' || *lit != *want)
+				return false;
+		}
+		if (*want != '\0' || *++lit != (i + 1 < n ? ',' : '}'))
+			return false;
+		lit++;
+	}
+	return *lit == '\0';
+}
+
 static void
 check_accepted(const struct session_in *in, long max_items, int64_t max_amount)
 {
@@ -52,6 +86,8 @@ check_accepted(const struct session_in *in, long max_items, int64_t max_amount)
 		FUZZ_ASSERT(len == in->db_items[i].len && in->db_items[i].s[0] == '{' &&
 		    in->db_items[i].s[len - 1] == '}');
 	}
+	FUZZ_ASSERT(literal_is(in->db_items[0].s, in->items, "id"));
+	FUZZ_ASSERT(literal_is(in->db_items[1].s, in->items, "name"));
 	FUZZ_ASSERT(literal_sum(in->db_items[2].s) == in->amount);
 }
 
