@@ -15,6 +15,8 @@ static int use_syslog;
 static enum log_level threshold = LOG_LVL_INFO;
 static int forks_seen;            /* forked() runs in every child of a fork */
 static pid_t my_pid;              /* 0: not known yet, or forked since */
+static char pid_text[24];         /* my_pid in decimal */
+static size_t pid_len;
 static time_t stamp_sec = -1;     /* the second stamp holds */
 static char stamp[32];            /* "YYYY-MM-DDTHH:MM:SS" of stamp_sec */
 
@@ -126,10 +128,22 @@ log_escape(const char *s, char *buf, size_t buflen)
 	return buf;
 }
 
+/* The longest request id a line shows (the worker's are at most 64 characters). */
+#define REQID_MAX 128
+
+static void
+put(char *line, size_t *n, const char *p, size_t len)
+{
+	memcpy(line + *n, p, len);
+	*n += len;
+}
+
 void
 log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 {
-	char text[2048], *p;
+	char text[2048], line[sizeof(text) + 128 + REQID_MAX], *p;
+	size_t n = 0;
+	int ms;
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
@@ -157,10 +171,30 @@ log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		stamp_sec = ts.tv_sec;
 	}
-	if (my_pid == 0 || !forks_seen)
+	if (my_pid == 0 || !forks_seen) {
 		my_pid = getpid();
-	fprintf(out ? out : stderr, "%s.%03ldZ %s pid=%ld req=%s %s\n", stamp,
-	    ts.tv_nsec / 1000000, level_name[level], (long)my_pid, reqid ? reqid : "-", text);
+		pid_len = (size_t)snprintf(pid_text, sizeof(pid_text), "%ld", (long)my_pid);
+	}
+	/*
+	 * "STAMP.mmmZ LEVEL pid=PID req=REQID TEXT\n", put together without a format: line has
+	 * room for the text and the rest (at most 74 bytes and the request id).
+	 */
+	ms = (int)(ts.tv_nsec / 1000000);
+	put(line, &n, stamp, strlen(stamp));
+	put(line, &n, ".", 1);
+	line[n++] = (char)('0' + ms / 100);
+	line[n++] = (char)('0' + ms / 10 % 10);
+	line[n++] = (char)('0' + ms % 10);
+	put(line, &n, "Z ", 2);
+	put(line, &n, level_name[level], strlen(level_name[level]));
+	put(line, &n, " pid=", 5);
+	put(line, &n, pid_text, pid_len);
+	put(line, &n, " req=", 5);
+	put(line, &n, reqid ? reqid : "-", reqid ? strnlen(reqid, REQID_MAX) : 1);
+	put(line, &n, " ", 1);
+	put(line, &n, text, (size_t)(p - text));
+	put(line, &n, "\n", 1);
+	fwrite(line, 1, n, out ? out : stderr);
 }
 
 void

@@ -2,6 +2,7 @@
  * Unit tests of the log (src/log.c): a log file moved away is followed by a new one; each
  * line names its process, also in a child forked after the parent logged, and its second.
  */
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,42 @@ START_TEST(test_stamp_and_pid)
 }
 END_TEST
 
+/* A line's shape, whatever its parts' lengths: a long request id and text are cut. */
+START_TEST(test_line_shape)
+{
+	char dir[] = "/tmp/check_log.XXXXXX", path[64], rid[201], text[3001], want[160];
+	const char *s;
+	regex_t re;
+
+	memset(rid, 'a', 200);
+	rid[200] = '\0';
+	memset(text, 'x', 3000);
+	text[3000] = '\0';
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/marketpay.log", dir);
+	ck_assert_int_eq(log_open("check_log", path, "info"), 0);
+	log_msg(LOG_LVL_WARN, "r-7", "tab\there\nnewline  ");
+	log_msg(LOG_LVL_ERROR, rid, "%s", text);
+	log_close();
+	s = slurp(path);
+	snprintf(want, sizeof(want), "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+	    "\\.[0-9]{3}Z warn pid=%ld req=r-7 tab here newline\n", (long)getpid());
+	ck_assert_int_eq(regcomp(&re, want, REG_EXTENDED), 0);
+	ck_assert_int_eq(regexec(&re, s, 0, NULL, 0), 0);
+	regfree(&re);
+	/* The second line: 128 characters of the id, 2047 of the text, then its end. */
+	s = strchr(s, '\n') + 1;
+	ck_assert_ptr_nonnull(strstr(s, " error pid="));
+	s = strstr(s, " req=") + 5;
+	ck_assert_int_eq(strspn(s, "a"), 128);
+	ck_assert_int_eq(s[128], ' ');
+	ck_assert_int_eq(strspn(s + 129, "x"), 2047);
+	ck_assert_str_eq(s + 129 + 2047, "\n");
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -158,5 +195,6 @@ main(void)
 	tcase_add_test(t, test_moved_away);
 	tcase_add_test(t, test_stays);
 	tcase_add_test(t, test_stamp_and_pid);
+	tcase_add_test(t, test_line_shape);
 	return run_suite(s);
 }
