@@ -1,12 +1,12 @@
 # Shared by the benchmarks (sourced, not run): bench/create-session, bench/transfer,
-# bench/checkout-page,
+# bench/checkout-page, bench/read, bench/alternate,
 # bench/wallet-pay, bench/mixed (and through it bench/soak), bench/key-timing and bench/webhooks.
 #   here, srcdir                 bench/ and the source tree
 #   die, say                     a message prefixed with "$me: " (default bench) to stderr
 #   posint VALUE                 true when VALUE is a positive integer
 #   mp_paths                     MP_BUILDDIR (default build/ or .) and pgbin, exported
-#   mp_env_settings              mp_paths; DURATION, WARMUP, CONNECTIONS, MP_WORKERS; durable
-#                                PostgreSQL
+#   mp_env_settings              mp_paths; DURATION, WARMUP, CONNECTIONS, MP_WORKERS,
+#                                MP_NGINX_WORKERS; durable PostgreSQL
 #   mp_need_built HINT BIN...    dies naming HINT unless each BIN is executable
 #   mp_need_wrk, mp_need_pgbench wrk (installed when root) and pgbench (sets pgbench)
 #   mp_need_tools HINT [BIN...]  the programs built (and BIN), wrk and pgbench
@@ -19,6 +19,8 @@
 #                                benchmark defines it, fills the stack's directory first
 #   psql, ctl, conf, checkpoint  the stack's database, marketpayctl and marketpay.conf
 #   mp_session_params            a merchant, its key and the pgbench variables of a session
+#   mp_read_sessions DIGEST MERCHANT N  N sessions of one merchant to read; prints one's id
+#   mp_wait_up URL               true once URL answers (10 s at most)
 #   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
 #                                a merchant ready for transfers and its pgbench variables
 #   mp_pay_setup, mp_pay_sessions, mp_wallet_pay_script
@@ -56,6 +58,11 @@ mp_env_settings() {
 	warmup=${WARMUP:-3}
 	conns=${CONNECTIONS:-32}
 	workers=${MP_WORKERS:-8}
+	# nginx's worker processes as the README recommends them: one on a machine of two cores
+	# that also runs the pool and PostgreSQL (bench/README.md, "Comparing two
+	# configurations"), else one per core (Debian's "auto"). tests/stack.sh reads it.
+	MP_NGINX_WORKERS=${MP_NGINX_WORKERS:-$(nproc | awk '{ print ($1 <= 2) ? 1 : $1 }')}
+	export MP_NGINX_WORKERS
 	unset MP_FAST_PG
 }
 mp_need_built() { # mp_need_built HINT BIN...
@@ -316,6 +323,22 @@ mp_wallet_pay_script() {
 mp_pin_hmac() { openssl dgst -sha256 -mac HMAC -macopt "hexkey:$pepper_hex" | awk '{ print $NF }'; }
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
+mp_read_sessions() { # mp_read_sessions DIGEST MERCHANT N: N sessions made as the service
+	# makes them, the tables analyzed; prints the id of one of them, taken at random
+	psql -c "SELECT count(*) FROM generate_series(1, $3) g, mp_create_session('$1',
+		'sandbox', 'order-' || g, 'b@example.com', NULL, NULL, 1800, '{sku-1,sku-2}',
+		'{\"Green tea\",Cup}', '{1250,300}', NULL)" >/dev/null
+	psql -c "VACUUM ANALYZE payment_sessions, session_items" >/dev/null
+	psql -c "SELECT id FROM payment_sessions WHERE merchant_id = $2 ORDER BY random() LIMIT 1"
+}
+mp_wait_up() { # mp_wait_up URL
+	local i
+	for i in $(seq 100); do
+		curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
 children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
 ticks() { # ticks (utime+stime) of pids $@, plus the reaped children (cutime+cstime) of the
 	# first, which is read last: a child reaped meanwhile is counted twice rather than lost

@@ -14,10 +14,11 @@
 #   tests/stack.sh webhookd-stop|webhookd-start DIR  the same for marketpay-webhookd
 #
 # Environment: MP_BUILDDIR (binaries, default .), MP_SRCDIR (sources, default the script's
-# parent), MP_WORKERS (default 4), MP_FAST_PG=1 (fsync off: for throwaway test clusters),
-# MP_ENVIRONMENT (sandbox), MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the
-# migrations; set and empty: the programs' built-in default), MP_LOCALE_DIR (the page's
-# catalogs, default the build's po/locale; set and empty likewise), MP_STATIC_DIR (page assets),
+# parent), MP_WORKERS (default 4), MP_NGINX_WORKERS (nginx's worker_processes, default 2),
+# MP_FAST_PG=1 (fsync off: for throwaway test clusters), MP_ENVIRONMENT (sandbox),
+# MP_CONF_EXTRA (extra lines for marketpay.conf), MP_SQL_DIR (the migrations; set and empty:
+# the programs' built-in default), MP_LOCALE_DIR (the page's catalogs, default the build's
+# po/locale; set and empty likewise), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
 # MP_METRICS=1 (nginx/marketpay-metrics.conf's server for this stack's pool, metrics.port),
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
@@ -252,7 +253,7 @@ $(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
 		echo "$mport" >"$dir/metrics.port"
 	fi
 	cat >"$dir/nginx/nginx.conf" <<CONF
-worker_processes 2;
+worker_processes ${MP_NGINX_WORKERS:-2};
 pid $dir/nginx/nginx.pid;
 error_log $dir/nginx/error.log warn;
 events { worker_connections 1024; }
