@@ -4,9 +4,10 @@
 #   here, srcdir                 bench/ and the source tree
 #   die, say                     a message prefixed with "$me: " (default bench) to stderr
 #   posint VALUE                 true when VALUE is a positive integer
-#   mp_paths                     MP_BUILDDIR (default build/ or .) and pgbin, exported
-#   mp_env_settings              mp_paths; DURATION, WARMUP, CONNECTIONS, MP_WORKERS,
-#                                MP_NGINX_WORKERS; durable PostgreSQL
+#   mp_paths                     MP_BUILDDIR (default build/ or .), pgbin and MP_NGINX_WORKERS
+#                                (default the README's recommendation), exported
+#   mp_env_settings              mp_paths; DURATION, WARMUP, CONNECTIONS, MP_WORKERS; durable
+#                                PostgreSQL
 #   mp_need_built HINT BIN...    dies naming HINT unless each BIN is executable
 #   mp_need_wrk, mp_need_pgbench wrk (installed when root) and pgbench (sets pgbench)
 #   mp_need_tools HINT [BIN...]  the programs built (and BIN), wrk and pgbench
@@ -49,6 +50,7 @@ mp_paths() {
 	MP_BUILDDIR=$(cd "$MP_BUILDDIR" && pwd)
 	pgbin=${MP_PGBIN:-/usr/lib/postgresql/15/bin}
 	export MP_BUILDDIR MP_SRCDIR=$srcdir MP_PGBIN=$pgbin
+	mp_nginx_workers
 }
 # The settings bench/create-session and bench/transfer take from the environment (see their
 # headers): duration, warmup, conns and workers; PostgreSQL durable, the same for both sides.
@@ -58,11 +60,6 @@ mp_env_settings() {
 	warmup=${WARMUP:-3}
 	conns=${CONNECTIONS:-32}
 	workers=${MP_WORKERS:-8}
-	# nginx's worker processes as the README recommends them: one on a machine of two cores
-	# that also runs the pool and PostgreSQL (bench/README.md, "Comparing two
-	# configurations"), else one per core (Debian's "auto"). tests/stack.sh reads it.
-	MP_NGINX_WORKERS=${MP_NGINX_WORKERS:-$(nproc | awk '{ print ($1 <= 2) ? 1 : $1 }')}
-	export MP_NGINX_WORKERS
 	unset MP_FAST_PG
 }
 mp_need_built() { # mp_need_built HINT BIN...
@@ -125,9 +122,17 @@ mp_cleanup() {
 	fi
 	exit "$rc"
 }
+# nginx's worker processes as the README recommends them: one on a machine of two cores that
+# also runs the pool and PostgreSQL (bench/README.md, "Comparing two configurations"), else
+# one per core (Debian's "auto"). tests/stack.sh reads MP_NGINX_WORKERS.
+mp_nginx_workers() {
+	MP_NGINX_WORKERS=${MP_NGINX_WORKERS:-$(nproc | awk '{ print ($1 <= 2) ? 1 : $1 }')}
+	export MP_NGINX_WORKERS
+}
 mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in the message
 	MP_WORKERS=$1
 	export MP_WORKERS
+	mp_nginx_workers
 	# Not /tmp/marketpay-*: a clean-up elsewhere once removed such a directory mid-run.
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpbench.XXXXXX")
 	trap mp_cleanup EXIT
@@ -136,7 +141,7 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	# A benchmark's own contents for the directory (bench/growth: a preloaded cluster).
 	if declare -F mp_seed_stack >/dev/null; then mp_seed_stack "$tmp"; fi
 	mp_pg_tuning "$tmp/marketpay-tuning.conf"
-	say "starting a stack in $tmp ($MP_WORKERS workers${2:-}${MP_PG_CONF:+, $(mp_pg_tuning_note)})"
+	say "starting a stack in $tmp ($MP_WORKERS workers${2:-}, nginx worker_processes $MP_NGINX_WORKERS${MP_PG_CONF:+, $(mp_pg_tuning_note)})"
 	"$srcdir/tests/stack.sh" start "$tmp" >"$tmp/stack.log" 2>&1 ||
 		{ cat "$tmp/stack.log" >&2; die "the stack did not start"; }
 	# shellcheck disable=SC1091
