@@ -249,6 +249,13 @@ head_flush(struct head *h)
 	return n == 0 || FCGX_PutStr(h->buf, n, h->f->r.out) == n ? 0 : -1;
 }
 
+/* True when n more bytes fit, after handing libfcgi what was gathered if need be. */
+static bool
+room_for(struct head *h, size_t n)
+{
+	return h->len + n <= sizeof(h->buf) || head_flush(h) == 0;
+}
+
 static void
 put_bytes(struct head *h, const char *p, size_t n)
 {
@@ -263,7 +270,7 @@ put(struct head *h, const char *name, const char *value)
 
 	if (nl + 2 + vl + 2 >= HEAD_LINE_MAX)
 		return;
-	if (h->len + nl + 2 + vl + 2 > sizeof(h->buf) && head_flush(h) != 0)
+	if (!room_for(h, nl + 2 + vl + 2))
 		return;
 	put_bytes(h, name, nl);
 	put_bytes(h, ": ", 2);
@@ -301,7 +308,7 @@ put_head(struct fcgi *f, const struct req *req)
 		snprintf(num, sizeof(num), "%zu", req->resp != NULL ? req->resp_len : 0);
 		put(&h, "Content-Length", num);
 	}
-	if (h.len + 2 > sizeof(h.buf) && head_flush(&h) != 0)
+	if (!room_for(&h, 2))
 		return -1;
 	put_bytes(&h, "\r\n", 2);
 	return head_flush(&h);

@@ -13,7 +13,7 @@ static char path[4096];           /* out's, to reopen it once it was moved away 
 static time_t checked;            /* when path was last compared with out */
 static int use_syslog;
 static enum log_level threshold = LOG_LVL_INFO;
-static int forks_seen;            /* forked() runs in every child of a fork */
+static int atfork_set;            /* forked() is registered: it runs in every child of a fork */
 static pid_t my_pid;              /* 0: not known yet, or forked since */
 static char pid_text[24];         /* my_pid in decimal */
 static size_t pid_len;
@@ -46,8 +46,8 @@ log_open(const char *ident, const char *target, const char *level)
 	int i;
 
 	/* A line names its process: looked up once, and again in a child after a fork. */
-	if (!forks_seen && pthread_atfork(NULL, NULL, forked) == 0)
-		forks_seen = 1;
+	if (!atfork_set && pthread_atfork(NULL, NULL, forked) == 0)
+		atfork_set = 1;
 	for (i = 0; i < LOG_LVL__MAX; i++)
 		if (level != NULL && strcmp(level, level_name[i]) == 0)
 			threshold = (enum log_level)i;
@@ -171,7 +171,7 @@ log_msg(enum log_level level, const char *reqid, const char *fmt, ...)
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
 		stamp_sec = ts.tv_sec;
 	}
-	if (my_pid == 0 || !forks_seen) {
+	if (my_pid == 0 || !atfork_set) {
 		my_pid = getpid();
 		pid_len = (size_t)snprintf(pid_text, sizeof(pid_text), "%ld", (long)my_pid);
 	}
