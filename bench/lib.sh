@@ -327,7 +327,6 @@ mp_wallet_pay_script() {
 }
 mp_pin_hmac() { openssl dgst -sha256 -mac HMAC -macopt "hexkey:$pepper_hex" | awk '{ print $NF }'; }
 
-# --- CPU accounting: clock ticks used by each part of the stack during a run -------------
 mp_read_sessions() { # mp_read_sessions DIGEST MERCHANT N: N sessions made as the service
 	# makes them, the tables analyzed; prints the id of one of them, taken at random
 	psql -c "SELECT count(*) FROM generate_series(1, $3) g, mp_create_session('$1',
@@ -344,6 +343,8 @@ mp_wait_up() { # mp_wait_up URL
 	done
 	return 1
 }
+
+# --- CPU accounting: clock ticks used by each part of the stack during a run -------------
 children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
 ticks() { # ticks (utime+stime) of pids $@, plus the reaped children (cutime+cstime) of the
 	# first, which is read last: a child reaped meanwhile is counted twice rather than lost
