@@ -448,7 +448,9 @@ check "a worker's reply through the server block (got $code)" [ "$code" = 200 ]
 id=$(rid | head -n 1)
 check "  carries one Request-Id of 32 hex digits ($id)" one_rid
 check "  the id the worker logged (req=)" grep -q "req=$id " "$sdir/fcgi.log"
-check "  and the access log's rid=, with the upstream's status" grep -q "\" 200 .* rid=$id .* us=200 " "$access_log"
+# The server block's log is written in batches (flush=1s): the line comes within a second.
+check "  and the access log's rid=, with the upstream's status" \
+	wait_for 5 grep -q "\" 200 .* rid=$id .* us=200 " "$access_log"
 check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
 code=$(req --interface 127.0.0.9 "$edge$create" -H 'Content-Type: application/json' -d x)
 check "the worker's own errors pass through untouched (got $code)" [ "$code" = 401 ]
@@ -463,7 +465,8 @@ check "  in the API's JSON error shape" is_json_error 'not reachable'
 check "  with no other field" jqt 'keys == ["message", "success"]' "$(cat "$dir/out")"
 id=$(rid | head -n 1)
 check "  with one Request-Id ($id)" one_rid
-check "  found in the access log with no worker's answer" grep -q "\" 502 .* rid=$id .* us=502 " "$access_log"
+check "  found in the access log with no worker's answer" \
+	wait_for 5 grep -q "\" 502 .* rid=$id .* us=502 " "$access_log"
 check "  Server names no nginx version" grep -qix 'Server: nginx'$'\r' "$dir/hdr"
 check "  and nothing stored" [ "$(sessions)" = "$before" ]
 code=$(req --interface 127.0.0.9 "$page")

@@ -76,6 +76,10 @@ for env in production sandbox; do
 	check "$env: no port-80 block of its own (marketpay-port80.conf is)" \
 		no_port80 "$env"
 	check "$env: server_tokens off" grep -q '^\s*server_tokens off;' "$srcdir/nginx/marketpay-$env.conf"
+	# One write a second at most, not one a request (bench/README.md, "nginx's access log").
+	check "$env: the access log is written in batches (buffer=, flush=)" grep -Eq \
+		'^\s*access_log /var/log/nginx/marketpay-'"$env"'\.access\.log marketpay buffer=[0-9]+k flush=[0-9]+s;' \
+		"$srcdir/nginx/marketpay-$env.conf"
 done
 certs production sandbox
 check "nginx -t: both environments with their certificates" nginx_t port80 production sandbox

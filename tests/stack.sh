@@ -20,6 +20,8 @@
 # the programs' built-in default), MP_LOCALE_DIR (the page's catalogs, default the build's
 # po/locale; set and empty likewise), MP_STATIC_DIR (page assets),
 # MP_EDGE_LIMITS=1 (a second, rate-limited server: the shipped nginx server block, edge.port),
+# MP_NGINX_LOG=deployed (the main server logs as the shipped server block does: one access
+# log in its format and buffering, no upstream.log; the benchmarks),
 # MP_METRICS=1 (nginx/marketpay-metrics.conf's server for this stack's pool, metrics.port),
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
 # MP_POOLS (default 1; 2: two pools, fcgi.sock and fcgi2.sock, behind one nginx upstream that
@@ -217,15 +219,29 @@ write_nginx() {
 	# the deployed server block of nginx/marketpay-<environment>.conf itself, with its TLS,
 	# IPv6 and any port-80 block taken out and its paths pointed into this stack, under the
 	# zones of nginx/marketpay-limits.conf. The main server is never throttled (benchmarks).
-	local edge="" eport
+	local edge="" eport limits="" logs params
+	local deployed=$srcdir/nginx/marketpay-${MP_ENVIRONMENT:-sandbox}.conf
+	if [ "${MP_EDGE_LIMITS:-0}" = 1 ] || [ "${MP_NGINX_LOG:-}" = deployed ]; then
+		cp "$srcdir/nginx/marketpay-limits.conf" "$dir/nginx/"
+		limits="include marketpay-limits.conf;"
+	fi
+	# The main server's access log. The tests read it at once: a line a request, unbuffered,
+	# and upstream.log beside it (tests/faults.sh). MP_NGINX_LOG=deployed (the benchmarks):
+	# the deployed server block's one log instead, its format and buffering as written there.
+	logs="access_log $dir/nginx/access.log;
+        access_log $dir/nginx/upstream.log upstream;"
+	if [ "${MP_NGINX_LOG:-}" = deployed ]; then
+		params=$(sed -n 's|^ *access_log /var/log/nginx/[^ ]* \(.*\);$|\1|p' "$deployed")
+		[ -n "$params" ] || die "MP_NGINX_LOG: no access_log line in $deployed"
+		logs="access_log $dir/nginx/access.log $params;"
+	fi
 	if [ "${MP_EDGE_LIMITS:-0}" = 1 ]; then
 		eport=$(free_port)
 		while [ "$eport" = "$port" ] || [ "$eport" = "$rport" ]; do eport=$(free_port); done
-		cp "$srcdir/nginx/marketpay-limits.conf" "$srcdir/nginx/marketpay-errors.conf" "$dir/nginx/"
-		edge="include marketpay-limits.conf;
-$(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
+		cp "$srcdir/nginx/marketpay-errors.conf" "$dir/nginx/"
+		edge="$(awk '/^server \{/ { blk = $0 "\n"; inblk = 1; next }
 	inblk { blk = blk $0 "\n"; if ($0 ~ /^\}/) { inblk = 0; if (blk !~ /listen 80;/) printf "%s", blk }; next }
-	{ print }' "$srcdir/nginx/marketpay-${MP_ENVIRONMENT:-sandbox}.conf" |
+	{ print }' "$deployed" |
 	sed -E -e '/^\s*(ssl_|listen \[::\]|add_header Strict-Transport-Security)/d' \
 		-e "s|listen 443 ssl http2;|listen 127.0.0.1:$eport;|" \
 		-e "s|server unix:/run/marketpay/[a-z]+\.sock;|server unix:$dir/fcgi.sock;|" \
@@ -266,6 +282,7 @@ http {
     uwsgi_temp_path $dir/nginx/tmp/uwsgi;
     scgi_temp_path $dir/nginx/tmp/scgi;
     server_tokens off;
+$limits
 $edge
 $metrics
     # The test webhook receiver logs what it got, headers and exact body, one JSON line each.
@@ -297,8 +314,7 @@ $(upstream "$dir")
     server {
         listen 127.0.0.1:$port;
         client_max_body_size 1m;
-        access_log $dir/nginx/access.log;
-        access_log $dir/nginx/upstream.log upstream;
+        $logs
         location /api/v1/ {
             include marketpay-fastcgi.conf;
             fastcgi_pass $pass;
