@@ -22,6 +22,7 @@
 #   mp_session_params            a merchant, its key and the pgbench variables of a session
 #   mp_read_sessions DIGEST MERCHANT N  N sessions of one merchant to read; prints one's id
 #   mp_wait_up URL               true once URL answers (10 s at most)
+#   mp_wrk OUT SECONDS [ARGS] URL  a wrk run of conns connections, its output in OUT
 #   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
 #                                a merchant ready for transfers and its pgbench variables
 #   mp_pay_setup, mp_pay_sessions, mp_wallet_pay_script
@@ -133,6 +134,8 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	MP_WORKERS=$1
 	export MP_WORKERS
 	mp_nginx_workers
+	# nginx's access log as deployed (nginx/marketpay-sandbox.conf), not the tests' two.
+	export MP_NGINX_LOG=deployed
 	# Not /tmp/marketpay-*: a clean-up elsewhere once removed such a directory mid-run.
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpbench.XXXXXX")
 	trap mp_cleanup EXIT
@@ -342,6 +345,17 @@ mp_wait_up() { # mp_wait_up URL
 		sleep 0.1
 	done
 	return 1
+}
+# mp_wrk OUT SECONDS [wrk args...] URL: wrk's two threads and conns connections; its output
+# in OUT. In the background and waited for, so that a signal stops the benchmark at once
+# (mp_cleanup stops $client); its output on stderr when it fails.
+mp_wrk() {
+	local out=$1 secs=$2
+	shift 2
+	wrk -t2 -c"$conns" -d"${secs}s" --latency "$@" >"$out" 2>&1 &
+	client=$!
+	wait "$client" || { cat "$out" >&2; die "wrk failed"; }
+	client=
 }
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
