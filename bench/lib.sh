@@ -23,6 +23,7 @@
 #   mp_read_sessions DIGEST MERCHANT N  N sessions of one merchant to read; prints one's id
 #   mp_wait_up URL               true once URL answers (10 s at most)
 #   mp_wrk OUT SECONDS [ARGS] URL  a wrk run of conns connections, its output in OUT
+#   median [FILE]                the median of numbers, one a line
 #   mp_pin_settings, mp_transfer_merchant, mp_transfer_vars
 #                                a merchant ready for transfers and its pgbench variables
 #   mp_pay_setup, mp_pay_sessions, mp_wallet_pay_script
@@ -357,6 +358,9 @@ mp_wrk() {
 	wait "$client" || { cat "$out" >&2; die "wrk failed"; }
 	client=
 }
+
+# median [FILE]: the median of the numbers, one a line, in FILE or on stdin.
+median() { sort -g "$@" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # --- CPU accounting: clock ticks used by each part of the stack during a run -------------
 children() { ps -o pid= --ppid "$1" || true; } # pids whose parent is $1
