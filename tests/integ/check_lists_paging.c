@@ -197,6 +197,50 @@ START_TEST(test_paging_concurrent)
 }
 END_TEST
 
+/*
+ * A payment whose transaction began before a refund of the same merchant and ended after it
+ * (held open while the refund was made): its event became visible after the refund's, so it
+ * is placed after it, where a merchant polling GET events with ending_before (the newest
+ * event it has: the refund's) finds it. Placed at its transaction's start, it would sit
+ * behind that cursor, on no page the merchant asks for again.
+ */
+START_TEST(test_event_recorded_late)
+{
+	static const char *h[] = { JSON_CT, NULL, NULL };
+	const char *p[1], *p2[2];
+	char late[37], state[6], paid_evt[64], refund_evt[64];
+	struct http_resp r;
+	PGconn *held;
+
+	new_merchant(&shop, "1234", "100.00", true);
+	h[1] = shop.auth;
+	new_session(shop.auth, "{\"items\":[{\"id\":\"a\",\"name\":\"Crate\",\"price\":50}]}",
+	    sid);
+	new_session(shop.auth, "{\"items\":[{\"id\":\"b\",\"name\":\"Lid\",\"price\":5}]}",
+	    late);
+	ck_assert_str_eq(db_value("SELECT outcome FROM mp_pay_test_card($1::uuid, 'visa', '4242',"
+	    " NULL)", sid), "paid");
+
+	held = db_hold("SELECT now()", 0, NULL);
+	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":0.01}", -1, &r), 0);
+	ck_assert_msg(r.status == 200, "refund: %ld %s", r.status, r.body);
+	http_free(&r);
+	p[0] = late;
+	ck_assert_str_eq(db_state(held, "SELECT outcome FROM mp_pay_test_card($1::uuid, 'visa',"
+	    " '4242', NULL)", 1, p, state), "00000");
+	db_release(held);
+
+	snprintf(refund_evt, sizeof(refund_evt), "%s", db_value("SELECT id FROM webhook_events"
+	    " WHERE merchant_id = $1 AND type = 'refund.succeeded'", shop.id));
+	p2[0] = shop.id;
+	p2[1] = late;
+	snprintf(paid_evt, sizeof(paid_evt), "%s", db_valuev("SELECT id FROM webhook_events"
+	    " WHERE merchant_id = $1 AND type = 'payment.succeeded' AND body::json->'data'->>"
+	    "'session_id' = $2", 2, p2));
+	list_expect(shop.auth, "id", paid_evt, "events?ending_before=%s", refund_evt);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -205,5 +249,6 @@ main(void)
 
 	tcase_add_loop_test(t, test_paging_while_created, 0, NELEM(colls));
 	tcase_add_loop_test(t, test_paging_concurrent, 0, NELEM(colls));
+	tcase_add_test(t, test_event_recorded_late);
 	return fixture_main(s, service_key_setup, service_key_free);
 }
