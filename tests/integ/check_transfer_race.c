@@ -18,8 +18,10 @@
 #include <openssl/rsa.h>
 
 #include "../load/seal.h"
+#include "checkout_form.h"
 #include "fixture.h"
 #include "http.h"
+#include "refunds.h"
 #include "transfers.h"
 
 /* Set up once in the parent before the cases run (they run forked and inherit it). */
@@ -449,6 +451,63 @@ START_TEST(test_race_idempotency)
 }
 END_TEST
 
+/*
+ * Holds a transfer of merchant m under way: mp_transfer_send with a wrong PIN (nonce: 16 to
+ * 64 characters, its own each time) in a transaction left open, which keeps what the
+ * function locked; the merchant's row is its first lock. db_release ends it.
+ */
+static PGconn *
+transfer_under_way(const struct merchant *m, const char *nonce)
+{
+	const char *p[3] = { m->id, nonce, vendor[0] };
+
+	/* Any verdict but the wrong PIN's is cast to a number, which fails db_hold, naming it. */
+	return db_hold("SELECT CASE outcome WHEN 'wrong_pin' THEN 1 ELSE outcome::int END FROM"
+	    " mp_transfer_send($1::bigint, '\\x00', NULL, extract(epoch FROM now())::bigint, $2,"
+	    " ARRAY[$3], ARRAY[100::bigint], 'UTC')", 3, p);
+}
+
+/*
+ * A transfer under way keeps the merchant's other transfers, refunds and reversals waiting
+ * (they run one at a time, in the lock order sql/009 gives), and nothing else: the
+ * merchant's create-session and checkout payment, whose rows' foreign keys read the
+ * merchant's row, go on at once. They waited for the transfer to commit while it locked
+ * the row FOR UPDATE (sql/037).
+ */
+START_TEST(test_transfer_holds_up_no_sale)
+{
+	const char *h[] = { JSON_CT, NULL, NULL };
+	char sid[37], card[256];
+	struct merchant m;
+	struct form_post pay;
+	struct http_req reqs[2];
+	struct http_resp out[2];
+	PGconn *held;
+	int i;
+
+	new_merchant(&m, "1234", "100.00", true);
+	h[1] = m.auth;
+	open_session(m.auth, "5.00", "buyer-1", sid);
+	form_post(sid, card_fields(TEST_CARD, card), &pay);
+	reqs[0] = (struct http_req){ "POST", CREATE, h, GOOD_BODY };
+	reqs[1] = pay.req;
+	held = transfer_under_way(&m, "held-transfer-0001");
+	ck_assert_int_eq(http_parallel_held(held, 1, 2, reqs, out), 0);
+	ck_assert_msg(out[0].status == 200, "create-session: %ld %s", out[0].status, out[0].body);
+	assert_paid(&out[1], sid);
+	for (i = 0; i < 2; i++)
+		http_free(&out[i]);
+
+	/* A refund of the merchant's does wait for its transfer, then is made. */
+	reqs[0] = (struct http_req){ "POST", refunds_path(sid), h, "{\"amount\":1.00}" };
+	held = transfer_under_way(&m, "held-transfer-0002");
+	ck_assert_int_ge(http_parallel_held(held, 1, 1, reqs, out), 1);
+	ck_assert_msg(out[0].status == 200, "refund: %ld %s", out[0].status, out[0].body);
+	http_free(&out[0]);
+	assert_ledger_ok();
+}
+END_TEST
+
 static void
 setup(void)
 {
@@ -475,6 +534,7 @@ race_suite(void)
 	tcase_add_test(race, test_idempotency);
 	tcase_add_test(race, test_race_balance);
 	tcase_add_test(race, test_race_idempotency);
+	tcase_add_test(race, test_transfer_holds_up_no_sale);
 	suite_add_tcase(s, race);
 	return s;
 }
