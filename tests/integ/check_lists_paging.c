@@ -13,8 +13,10 @@
 
 #include <check.h>
 
+#include "crypto.h"
 #include "fixture.h"
 #include "lists.h"
+#include "pin.h"
 #include "refunds.h"
 #include "transfers.h"
 
@@ -241,6 +243,54 @@ START_TEST(test_event_recorded_late)
 }
 END_TEST
 
+/*
+ * The same for a transfer: one whose transaction began before another transfer of the
+ * merchant and was recorded after it (held open meanwhile) is listed ending_before the
+ * other, where it became visible, not behind it.
+ */
+START_TEST(test_transfer_recorded_late)
+{
+	static const char *const amounts[] = { "1.00" };
+	static const char *h[] = { JSON_CT, NULL, NULL };
+	char pepper[512], owner[64], digest[PIN_DIGEST_LEN], legacy[PIN_DIGEST_LEN], state[6];
+	char first[64], late[64];
+	const char *p[3];
+	struct http_resp r;
+	PGconn *held;
+
+	new_merchant(&shop, "1234", "100.00", true);
+	new_account(vendor[0], "--kind vendor");
+	h[1] = shop.auth;
+	snprintf(pepper, sizeof(pepper), "%s/pin-pepper", getenv("MARKETPAY_STACK_DIR"));
+	snprintf(owner, sizeof(owner), "merchant:%s", shop.id);
+	ck_assert_int_eq(pin_digest(pepper, owner, "1234", digest, legacy), 0);
+
+	held = db_hold("SELECT now()", 0, NULL);
+	ck_assert_int_eq(http_do("POST", SEND, h, transfer_body(pin_ok(), 1, vendor, amounts), -1,
+	    &r), 0);
+	ck_assert_msg(r.status == 200, "transfer: %ld %s", r.status, r.body);
+	http_free(&r);
+	p[0] = shop.id;
+	p[1] = digest;
+	p[2] = vendor[0];
+	/* Any outcome but ok is cast to a number, which fails the statement, naming it. */
+	ck_assert_str_eq(db_state(held, "SELECT CASE outcome WHEN 'ok' THEN 1 ELSE outcome::int"
+	    " END FROM mp_transfer_send($1::bigint, $2::bytea, NULL, extract(epoch FROM"
+	    " now())::bigint, 'held-transfer-0001', ARRAY[$3], ARRAY[100::bigint], 'UTC')", 3, p,
+	    state), "00000");
+	db_release(held);
+
+	/* The request's transfer was posted first. */
+	snprintf(first, sizeof(first), "%s", db_value("SELECT id FROM transfers WHERE merchant_id"
+	    " = $1::bigint ORDER BY ledger_transaction_id LIMIT 1", shop.id));
+	snprintf(late, sizeof(late), "%s", db_value("SELECT id FROM transfers WHERE merchant_id ="
+	    " $1::bigint ORDER BY ledger_transaction_id DESC LIMIT 1", shop.id));
+	list_expect(shop.auth, "id", late, "transfers?ending_before=%s", first);
+	crypto_wipe(legacy, sizeof(legacy));
+	crypto_wipe(digest, sizeof(digest));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -250,5 +300,6 @@ main(void)
 	tcase_add_loop_test(t, test_paging_while_created, 0, NELEM(colls));
 	tcase_add_loop_test(t, test_paging_concurrent, 0, NELEM(colls));
 	tcase_add_test(t, test_event_recorded_late);
+	tcase_add_test(t, test_transfer_recorded_late);
 	return fixture_main(s, service_key_setup, service_key_free);
 }
