@@ -4,7 +4,8 @@
  * passes every privilege), and must be refused with the SQLSTATE given; nothing it wrote
  * stays (each runs in a transaction rolled back). The one-column rules are domains
  * (sql/026_ledger_domains.sql), the balanced-transaction and transfer-group rules statement
- * triggers (sql/027_posting_triggers.sql): with any of them removed, its case fails.
+ * triggers (sql/027_posting_triggers.sql), the merchants' and the sessions' references
+ * triggers (sql/039_session_merchant_unlocked.sql): with any of them removed, its case fails.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,13 @@
     "'ledger_transactions_id_seq'), (SELECT min(id) FROM merchants), a.id, 1, a.n - 1," \
     " 'trg_' || md5('rules'), " expr " FROM (SELECT id, row_number() OVER (ORDER BY id) AS n" \
     " FROM accounts ORDER BY id LIMIT " n ") a"
+/* A merchant of this test's own, then a session of the merchant m. */
+#define MERCHANT "INSERT INTO merchants (name, currency) VALUES ('rules', 'AFN')"
+#define SESSION(m) "INSERT INTO payment_sessions (merchant_id, amount, currency, expires_at," \
+    " user_id) VALUES (" m ", 100, 'AFN', now() + interval '1 hour', 'rules')"
+/* An idempotency record of the merchant m. */
+#define IDEM_RECORD(m) "INSERT INTO idempotency_keys (merchant_id, key, request_hash," \
+    " status_code, body) VALUES (" m ", 'rules', sha256(''), 200, '{}')"
 /* Sets the transaction's Idempotency-Key, as the worker does (DB_IDEM_LOCK). */
 #define IDEM(key) "SELECT set_config('marketpay.idempotency_key', " key ", true); "
 
@@ -126,6 +134,19 @@ static const struct rule {
 	{ TRANSFERS("1", "idempotency_key", "'forged'"), "23514" },
 	{ IDEM("'key-1'") TRANSFERS("1", "idempotency_key", "'key-1'"), "00000" },
 	{ IDEM("'key-1'") TRANSFERS("1", "idempotency_key", "'key-2'"), "23514" },
+	/* A merchant is kept (merchants_kept): never deleted, renumbered or truncated... */
+	{ MERCHANT "; UPDATE merchants SET name = 'rules 2' WHERE name = 'rules'", "00000" },
+	{ MERCHANT "; DELETE FROM merchants WHERE name = 'rules'", "23001" },
+	{ MERCHANT "; UPDATE merchants SET id = DEFAULT WHERE name = 'rules'", "23001" },
+	{ "TRUNCATE merchants CASCADE", "23001" },
+	/* ... and a session's merchant exists (payment_sessions_merchant). */
+	{ SESSION("(SELECT min(id) FROM merchants)"), "00000" },
+	{ SESSION("(SELECT max(id) + 1 FROM merchants)"), "23503" },
+	{ SESSION("(SELECT min(id) FROM merchants)") "; UPDATE payment_sessions SET merchant_id ="
+	  " (SELECT max(id) + 1 FROM merchants) WHERE user_id = 'rules'", "23503" },
+	/* ... and an idempotency record's (idempotency_keys_merchant). */
+	{ IDEM_RECORD("(SELECT min(id) FROM merchants)"), "00000" },
+	{ IDEM_RECORD("(SELECT max(id) + 1 FROM merchants)"), "23503" },
 };
 
 START_TEST(test_rule)
@@ -144,6 +165,37 @@ START_TEST(test_rule)
 }
 END_TEST
 
+/*
+ * A session or an idempotency record being written holds no lock on its merchant's row
+ * (sql/039): the foreign keys they had took FOR KEY SHARE on it until the end of each
+ * create-session's transaction, and the concurrent ones of a busy merchant shared that lock
+ * through a new MultiXact each. While such a row of merchant A is written and not yet
+ * committed, A's row can be locked FOR UPDATE (which conflicts with FOR KEY SHARE) without
+ * waiting.
+ */
+static const char *const unlocked[] = { SESSION("$1"), IDEM_RECORD("$1") };
+
+START_TEST(test_row_locks_no_merchant)
+{
+	PGconn *writer = db_connect_as(NULL), *other = db_connect_as(NULL);
+	const char *m[] = { fx.merchant_a };
+	char state[6], got[6], msg[512];
+
+	ck_assert_ptr_nonnull(writer);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_str_eq(db_state(writer, "BEGIN", 0, NULL, state), "00000");
+	ck_assert_msg(strcmp(db_state(writer, unlocked[_i], 1, m, state), "00000") == 0,
+	    "%s: %s", unlocked[_i], PQerrorMessage(writer));
+	db_state(other, "SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE NOWAIT", 1, m, got);
+	snprintf(msg, sizeof(msg), "%s", PQerrorMessage(other));
+	db_state(writer, "ROLLBACK", 0, NULL, state);
+	PQfinish(writer);
+	PQfinish(other);
+	ck_assert_msg(strcmp(got, "00000") == 0, "%s locks the merchant's row: %s %s",
+	    unlocked[_i], got, msg);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -151,5 +203,6 @@ main(void)
 	Suite *s = suite_one("ledger rules", "rules", 60, &t);
 
 	tcase_add_loop_test(t, test_rule, 0, NELEM(rules));
+	tcase_add_loop_test(t, test_row_locks_no_merchant, 0, NELEM(unlocked));
 	return fixture_main(s, NULL, NULL);
 }
