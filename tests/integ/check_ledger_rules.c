@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <libpq-fe.h>
@@ -196,6 +197,69 @@ START_TEST(test_row_locks_no_merchant)
 }
 END_TEST
 
+/*
+ * A posting waiting for its accounts holds no lock on its merchant's row (sql/040): it
+ * inserted its ledger transaction, whose foreign key took FOR KEY SHARE on the merchant's row,
+ * before it locked the accounts, so a busy merchant's payments, queued at its balance, all
+ * held that row at once through a MultiXact. Here one connection holds the merchant's
+ * account; a posting to it waits; meanwhile the merchant's row can be locked FOR UPDATE
+ * without waiting. Everything is rolled back.
+ */
+START_TEST(test_posting_waits_unlocked)
+{
+	PGconn *holder = db_connect_as(NULL), *poster = db_connect_as(NULL),
+	    *other = db_connect_as(NULL);
+	const char *m[] = { fx.merchant_a }, *p[2];
+	char accounts[64], state[6], got[6] = "", msg[512] = "", pid[16];
+	const char *v;
+	PGresult *r;
+	int i, waiting = 0;
+
+	ck_assert_ptr_nonnull(holder);
+	ck_assert_ptr_nonnull(poster);
+	ck_assert_ptr_nonnull(other);
+	v = db_valuev("SELECT mp_merchant_account($1, 'AFN') || ' ' || mp_funding_account('AFN')",
+	    1, m);
+	ck_assert_ptr_nonnull(v);
+	snprintf(accounts, sizeof(accounts), "%s", v);
+	p[0] = fx.merchant_a;
+	p[1] = accounts;
+	ck_assert_str_eq(db_state(holder, "BEGIN", 0, NULL, state), "00000");
+	ck_assert_str_eq(db_state(holder, "SELECT 1 FROM accounts WHERE id = mp_merchant_account("
+	    "$1, 'AFN') FOR UPDATE", 1, m, state), "00000");
+	ck_assert_str_eq(db_state(poster, "BEGIN", 0, NULL, state), "00000");
+	/* The funding account pays the merchant's 0.01. */
+	ck_assert_int_eq(PQsendQueryParams(poster, "SELECT mp_post('payment', $1, 'rules', 'AFN', "
+	    "ARRAY[split_part($2, ' ', 2), split_part($2, ' ', 1)]::bigint[], ARRAY[-1, 1])", 2,
+	    NULL, p, NULL, NULL, 0), 1);
+	snprintf(pid, sizeof(pid), "%d", PQbackendPID(poster));
+	for (i = 0; i < 500 && !waiting; i++) {
+		v = db_value("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1",
+		    pid);
+		waiting = v != NULL && strcmp(v, "t") == 0;
+		if (!waiting)
+			usleep(10000);
+	}
+	if (waiting) {
+		db_state(other, "SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE NOWAIT", 1, m, got);
+		snprintf(msg, sizeof(msg), "%s", PQerrorMessage(other));
+	}
+	db_state(holder, "ROLLBACK", 0, NULL, state);
+	while ((r = PQgetResult(poster)) != NULL) {
+		if (PQresultStatus(r) != PGRES_TUPLES_OK)
+			snprintf(msg, sizeof(msg), "the posting: %s", PQresultErrorMessage(r));
+		PQclear(r);
+	}
+	db_state(poster, "ROLLBACK", 0, NULL, state);
+	PQfinish(holder);
+	PQfinish(poster);
+	PQfinish(other);
+	ck_assert_msg(waiting, "the posting did not wait for the merchant's account");
+	ck_assert_msg(strcmp(got, "00000") == 0, "a posting waiting for its accounts locks the "
+	    "merchant's row: %s %s", got, msg);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -204,5 +268,6 @@ main(void)
 
 	tcase_add_loop_test(t, test_rule, 0, NELEM(rules));
 	tcase_add_loop_test(t, test_row_locks_no_merchant, 0, NELEM(unlocked));
+	tcase_add_test(t, test_posting_waits_unlocked);
 	return fixture_main(s, NULL, NULL);
 }
