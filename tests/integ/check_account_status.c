@@ -1,7 +1,7 @@
 /*
  * Freezing and closing ledger accounts (marketpayctl account freeze|unfreeze|close, sql/022),
  * against the real stack (tests/integration.sh): a frozen vendor takes no transfer and a
- * frozen wallet pays nothing, each refusal moving nothing; unfrozen, both work again; only
+ * frozen wallet (or one of another currency) pays nothing, each refusal moving nothing; unfrozen, both work again; only
  * an account at zero closes, and closing is final, also for the database's owner; every
  * change is recorded; and a freeze that commits while transfers wait for the account lets
  * none of them post (the row lock every posting takes orders them).
@@ -128,6 +128,53 @@ START_TEST(test_freeze_wallet)
 }
 END_TEST
 
+/*
+ * A wallet of another currency pays nothing, and a merchant's first payment, refused, leaves
+ * it without the settlement account a payment makes (sql/041 reads the posting's refusals
+ * before it makes the account; the subtransaction of before took it back).
+ */
+START_TEST(test_first_payment_refused)
+{
+	char merchant[32], auth[200], wallet[16], other[16], id[37], before[FOOTPRINT_LEN];
+	const char *key;
+	struct http_resp r;
+
+	snprintf(merchant, sizeof(merchant), "%s", ctl("merchant create --name First --currency"
+	    " AFN"));
+	ck_assert_ptr_nonnull(key = ctl("key create %s", merchant));
+	snprintf(auth, sizeof(auth), "Authorization: API-KEY %s", key);
+	snprintf(other, sizeof(other), "%s", ctl("account create --kind customer --currency USD"));
+	ck_assert_ptr_nonnull(ctl("account deposit %s 50.00", other));
+	ck_assert_int_eq(sh("echo 1234 | " CTL "account pin %s >/dev/null", other), 0);
+	new_customer("50.00", wallet);
+	open_session(auth, "10.00", "order-first", id);
+	change_ok("freeze", wallet, "frozen");
+	snprintf(before, sizeof(before), "%s", db_footprint(id, wallet));
+	pay_wallet(id, other, "1234", &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "This account holds another currency.")
+	    != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+	pay_wallet(id, wallet, "1234", &r);
+	ck_assert_msg(r.status == 200 && strstr(r.body, "This account cannot be used for "
+	    "payments.") != NULL, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_str_eq(db_footprint(id, wallet), before);
+	ck_assert_str_eq(status_of(id), "open");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM accounts WHERE merchant_id = $1",
+	    merchant), "0");
+	ck_assert_int_eq(balance_of(other), 5000);
+	/* Unfrozen, it pays, and the merchant's account is made with the payment. */
+	change_ok("unfreeze", wallet, "active");
+	pay_wallet(id, wallet, "1234", &r);
+	assert_paid(&r, id);
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT string_agg(currency || ' ' || balance, ',') FROM accounts"
+	    " WHERE merchant_id = $1", merchant), "AFN 1000");
+	ck_assert_int_eq(balance_of(wallet), 4000);
+	assert_ledger_ok();
+}
+END_TEST
+
 START_TEST(test_close)
 {
 	char wallet[16], vendor[16], state[6];
@@ -227,6 +274,7 @@ main(void)
 
 	tcase_add_test(t, test_freeze_vendor);
 	tcase_add_test(t, test_freeze_wallet);
+	tcase_add_test(t, test_first_payment_refused);
 	tcase_add_test(t, test_close);
 	tcase_add_test(t, test_race_freeze);
 	return fixture_main(s, service_key_setup, service_key_free);
