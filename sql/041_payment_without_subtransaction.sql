@@ -14,9 +14,10 @@
 -- zero. A refused payment ends as before, with nothing posted, and a wallet short of the
 -- amount fails its session. The merchant's account in the session's currency, when it has
 -- none yet, is made only for a payment that goes ahead (a refused one made it within the
--- subtransaction, which took it back): a new account refuses nothing. An accepted one calls mp_post, which locks the same rows (held
--- already) and checks the same rules again: were the two ever to differ, a payment could only
--- fail with mp_post's error, never be posted where mp_post refuses it.
+-- subtransaction, which took it back): a new account refuses nothing. An accepted one calls
+-- mp_post, which locks the same rows (held already) and checks the same rules again: were the
+-- two ever to differ, a payment could only fail with mp_post's error, never be posted where
+-- mp_post refuses it.
 --
 -- The function is made again from its own current definition (010's) with the exception
 -- block replaced; the migration fails unless each piece is found exactly once.

@@ -1,10 +1,10 @@
 /*
  * Freezing and closing ledger accounts (marketpayctl account freeze|unfreeze|close, sql/022),
  * against the real stack (tests/integration.sh): a frozen vendor takes no transfer and a
- * frozen wallet (or one of another currency) pays nothing, each refusal moving nothing; unfrozen, both work again; only
- * an account at zero closes, and closing is final, also for the database's owner; every
- * change is recorded; and a freeze that commits while transfers wait for the account lets
- * none of them post (the row lock every posting takes orders them).
+ * frozen wallet (or one of another currency) pays nothing, each refusal moving nothing;
+ * unfrozen, both work again; only an account at zero closes, and closing is final, also for
+ * the database's owner; every change is recorded; and a freeze that commits while transfers
+ * wait for the account lets none of them post (the row lock every posting takes orders them).
  */
 #include <stdio.h>
 #include <stdlib.h>

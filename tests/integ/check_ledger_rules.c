@@ -211,7 +211,7 @@ START_TEST(test_posting_waits_unlocked)
 	PGconn *holder = db_connect_as(NULL), *poster = db_connect_as(NULL),
 	    *other = db_connect_as(NULL);
 	const char *m[] = { fx.merchant_a }, *p[2];
-	char accounts[64], state[6], got[6] = "", msg[512] = "", pid[16];
+	char accounts[64], state[6], got[6] = "", msg[512] = "", posted[512] = "", pid[16];
 	const char *v;
 	PGresult *r;
 	int i, waiting = 0;
@@ -248,7 +248,7 @@ START_TEST(test_posting_waits_unlocked)
 	db_state(holder, "ROLLBACK", 0, NULL, state);
 	while ((r = PQgetResult(poster)) != NULL) {
 		if (PQresultStatus(r) != PGRES_TUPLES_OK)
-			snprintf(msg, sizeof(msg), "the posting: %s", PQresultErrorMessage(r));
+			snprintf(posted, sizeof(posted), "%s", PQresultErrorMessage(r));
 		PQclear(r);
 	}
 	db_state(poster, "ROLLBACK", 0, NULL, state);
@@ -258,6 +258,7 @@ START_TEST(test_posting_waits_unlocked)
 	ck_assert_msg(waiting, "the posting did not wait for the merchant's account");
 	ck_assert_msg(strcmp(got, "00000") == 0, "a posting waiting for its accounts locks the "
 	    "merchant's row: %s %s", got, msg);
+	ck_assert_msg(posted[0] == '\0', "the posting failed: %s", posted);
 }
 END_TEST
 
