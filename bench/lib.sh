@@ -256,6 +256,8 @@ mp_pin_settings() {
 	[ -r "$pepper" ] || die "cannot read the stack's pepper_file ($pepper)"
 	pepper_hex=$(od -An -v -tx1 "$pepper" | tr -d ' \n')
 }
+# mp_random_pin: a PIN of six digits, taken at random for the run (never one of the tests').
+mp_random_pin() { printf '%06d' $(((RANDOM * 32768 + RANDOM) % 1000000)); }
 # mp_transfer_merchant NAME DEPOSIT NVENDORS: a merchant with a key, a random PIN, settlement
 # on, a settlement account holding DEPOSIT and NVENDORS vendor accounts; prints one line:
 # id, key, PIN, vendors ({VE...,...}).
@@ -263,7 +265,7 @@ mp_transfer_merchant() {
 	local m key pin acct v vendors="" i
 	m=$(ctl merchant create --name "Bench $1")
 	key=$(ctl key create "$m")
-	pin=$(printf '%06d' $(( (RANDOM * 32768 + RANDOM) % 1000000 )))
+	pin=$(mp_random_pin)
 	printf %s "$pin" | ctl merchant pin "$m" >/dev/null
 	ctl merchant settlement "$m" on >/dev/null
 	acct=$(ctl account create --kind merchant --merchant "$m")
@@ -321,6 +323,11 @@ mp_pay_sessions() {
 		'{1250,300}', NULL)), w.account, w.digest, w.legacy
 		FROM generate_series(1, $2) g JOIN bench.merchants m ON m.i = 1 + g % $3
 		JOIN bench.wallets w ON w.i = 1 + g % $4"
+}
+# mp_paid RUN: how many of RUN's sessions (bench.pay) are paid now.
+mp_paid() {
+	psql -c "SELECT count(*) FROM bench.pay p JOIN payment_sessions s ON s.id = p.sid
+		WHERE p.run = '$1' AND s.status = 'paid'"
 }
 # mp_wallet_pay_script OUT: bench/pgbench-wallet-pay.sql with the page's statements
 # (bench/pgbench-checkout-page.sql) before the payment's, as the worker sends them, into OUT.
