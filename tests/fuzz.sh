@@ -2,9 +2,10 @@
 # Fuzzes the request-parsing and validation code with libFuzzer under ASan and UBSan. Each
 # target tests/fuzz/fuzz_<name>.c first runs once over its seeds in tests/fuzz/corpus/<name>,
 # then fuzzes for MP_FUZZ_SECONDS seconds (default 60 with CI=true, else 10; 0 = the seeds
-# only) from a scratch copy of them: the source tree is never written. Any crash, leak,
-# sanitizer report, failed property or timeout fails the test; the failing input is kept in
-# $top_builddir/tests/fuzz-build/artifacts. Installs nothing: dev/deps.sh does.
+# only) from a scratch copy of them: the source tree is never written. Two targets fuzz at a
+# time. Any crash, leak, sanitizer report, failed property or timeout fails the test; the
+# failing input is kept in $top_builddir/tests/fuzz-build/artifacts. Installs nothing:
+# dev/deps.sh does.
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=$(cd "${top_builddir:-$srcdir}" && pwd)
@@ -35,7 +36,17 @@ for pc in json-c libpq libcrypto inih; do
 done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-fuzz.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+fuzzing=() # the targets fuzzing in the background: "target pid seeds" each
+stop_fuzzing() {
+	local f
+	for f in "${fuzzing[@]}"; do
+		read -r _ f _ <<<"$f"
+		kill "$f" 2>/dev/null || true
+	done
+	wait
+	rm -rf "$scratch"
+}
+trap stop_fuzzing EXIT
 mkdir -p "$out/obj" "$out/artifacts"
 
 # The code under test gets the fuzzer's coverage instrumentation (fuzzer-no-link) and the
@@ -114,6 +125,23 @@ final_stat() {
 	sed -n "s/^stat::$1: *//p" "$2" | tail -n 1
 }
 
+# fuzzed: waits for the first target still fuzzing and reports it.
+fuzzed() {
+	local t pid n log
+	read -r t pid n <<<"${fuzzing[0]}"
+	fuzzing=("${fuzzing[@]:1}")
+	log="$scratch/$t.log"
+	if wait "$pid"; then
+		ok "fuzz_$t: fuzzed for ${seconds}s"
+		echo "fuzz_$t: $n seeds ok; $(final_stat number_of_executed_units "$log") runs" \
+			"in ${seconds}s ($(final_stat average_exec_per_sec "$log") exec/s)," \
+			"corpus $(find "$scratch/corpus-$t" -type f | wc -l) inputs," \
+			"peak rss $(final_stat peak_rss_mb "$log") MB"
+	else
+		report "$t" "fuzzing" "$log"
+	fi
+}
+
 for h in "$fuzzdir"/fuzz_*.c; do
 	t=$(basename "$h" .c)
 	t=${t#fuzz_}
@@ -156,20 +184,18 @@ for h in "$fuzzdir"/fuzz_*.c; do
 		echo "fuzz_$t: ${#files[@]} seeds ok; not fuzzed (MP_FUZZ_SECONDS=0)"
 		continue
 	fi
-	# Fuzzing from a scratch copy: new corpus entries never reach the source tree.
+	# Fuzzing from a scratch copy: new corpus entries never reach the source tree. Two
+	# targets at a time, each its whole time on one core of two: make check runs its tests
+	# one after another, so nothing else needs them meanwhile.
 	mkdir -p "$scratch/corpus-$t"
 	cp "${files[@]}" "$scratch/corpus-$t/"
-	log="$scratch/$t.log"
-	if (cd "$scratch" && "$bin" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
-		"$scratch/corpus-$t") >"$log" 2>&1; then
-		ok "fuzz_$t: fuzzed for ${seconds}s"
-		echo "fuzz_$t: ${#files[@]} seeds ok; $(final_stat number_of_executed_units "$log") runs" \
-			"in ${seconds}s ($(final_stat average_exec_per_sec "$log") exec/s)," \
-			"corpus $(find "$scratch/corpus-$t" -type f | wc -l) inputs," \
-			"peak rss $(final_stat peak_rss_mb "$log") MB"
-	else
-		report "$t" "fuzzing" "$log"
-	fi
+	(cd "$scratch" && exec "$bin" "${opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+		"$scratch/corpus-$t") >"$scratch/$t.log" 2>&1 &
+	fuzzing+=("$t $! ${#files[@]}")
+	[ "${#fuzzing[@]}" -lt 2 ] || fuzzed
+done
+while [ "${#fuzzing[@]}" -gt 0 ]; do
+	fuzzed
 done
 
 finish
