@@ -38,10 +38,10 @@ done
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/marketpay-fuzz.XXXXXX")
 fuzzing=() # the targets fuzzing in the background: "target pid seeds" each
 stop_fuzzing() {
-	local f
+	local f pid
 	for f in "${fuzzing[@]}"; do
-		read -r _ f _ <<<"$f"
-		kill "$f" 2>/dev/null || true
+		read -r _ pid _ <<<"$f"
+		kill "$pid" 2>/dev/null || true
 	done
 	wait
 	rm -rf "$scratch"
