@@ -350,6 +350,19 @@ classify(struct db *db, PGresult *r, const char *what)
 		drop(db);
 		return ERR_UNAVAILABLE;
 	}
+	/*
+	 * The server rolled the transaction back for a reason of the moment: it broke a deadlock
+	 * by cancelling this side (40P01; the service's own transactions lock in one order,
+	 * marketpay-ledger(7), so the other side is someone else's, a DBA's session say), a
+	 * serialization failure (40001), or a statement cancelled (57014: statement_timeout,
+	 * pg_cancel_backend). Nothing was done: a 503 to retry, on the same connection.
+	 */
+	if (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 ||
+	    strcmp(state, "57014") == 0) {
+		NOTE(db, LOG_LVL_WARN, "%.80s: the database gave up on it (%s), nothing done: %s",
+		    what, state, db_error(db));
+		return ERR_UNAVAILABLE;
+	}
 	if (strcmp(state, "55P03") == 0)
 		return ERR_CONFLICT;
 	/* The service's own refusals (src/sqlstate.h): the caller says what they mean. */

@@ -14,9 +14,12 @@
 #include <check.h>
 #include <libpq-fe.h>
 
+#include "checkout_form.h"
 #include "db.h"
 #include "fixture.h"
 #include "http.h"
+#include "refunds.h"
+#include "transfers.h"
 
 enum { T_PLUS_ONE, T_ONE_OVER };
 static const struct db_sql pipeline_sql[] = {
@@ -200,6 +203,69 @@ START_TEST(test_read_only)
 }
 END_TEST
 
+/*
+ * Another transaction takes the refund's locks the other way round: it holds the merchant's
+ * account, the refund holds the wallet and waits for that account, and the other asks for
+ * the wallet. PostgreSQL breaks the deadlock by cancelling the refund, which waited first
+ * (40P01). Nothing was done: a 503 to retry (it was a 500, "internal error"), nothing
+ * stored or moved, and the same request with the same Idempotency-Key refunds once retried.
+ * The other transaction runs in a child, as a DBA's session would beside the service.
+ */
+START_TEST(test_deadlock_broken)
+{
+	static const char lock[] = "SELECT 1 FROM accounts WHERE account_number = $1 FOR UPDATE";
+	const char *h[] = { JSON_CT, NULL, "Idempotency-Key: deadlock-1", NULL };
+	struct merchant m;
+	struct http_resp r;
+	char wallet[16], sid[37], st[6];
+	int fd[2], status = 0;
+	pid_t child;
+
+	new_merchant(&m, "1234", "1.00", true);
+	new_customer("10.00", wallet);
+	paid_session(m.auth, "10.00", "order-deadlock", wallet, sid);
+	h[1] = m.auth;
+	ck_assert_int_eq(pipe(fd), 0);
+	if ((child = fork()) == 0) {
+		const char *acct[] = { m.acct }, *w[] = { wallet };
+		PGconn *c = db_connect_as(NULL);
+		int i, ok = PQstatus(c) == CONNECTION_OK &&
+		    strcmp(db_state(c, "BEGIN", 0, NULL, st), "00000") == 0 &&
+		    strcmp(db_state(c, lock, 1, acct, st), "00000") == 0;
+
+		/* Held: the parent sends the refund; once it waits, the wallet is asked for. */
+		if (write(fd[1], "h", 1) != 1 || !ok)
+			_exit(2);
+		for (i = 0; i < 100 && lock_waiters() < 1; i++)
+			usleep(50000);
+		ok = i < 100 && strcmp(db_state(c, lock, 1, w, st), "00000") == 0 &&
+		    strcmp(db_state(c, "ROLLBACK", 0, NULL, st), "00000") == 0;
+		PQfinish(c);
+		_exit(ok ? 0 : 3);
+	}
+	ck_assert_int_eq(read(fd[0], st, 1), 1);
+	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
+	waitpid(child, &status, 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other side: %d", status);
+	assert_fail(&r, 503, "temporarily unavailable");
+	http_free(&r);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM refunds WHERE session_id = $1::uuid", sid),
+	    "0");
+	ck_assert_str_eq(db_value("SELECT status || ' ' || amount_refunded FROM payment_sessions"
+	    " WHERE id = $1::uuid", sid), "paid 0");
+	ck_assert_int_eq(balance_of(wallet), 0);
+	ck_assert_int_eq(balance_of(m.acct), 1100);
+	assert_ledger_ok();
+	/* The retry, with the same key, is done once. */
+	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(wallet), 400);
+	ck_assert_int_eq(balance_of(m.acct), 700);
+	assert_ledger_ok();
+}
+END_TEST
+
 /* The pool's worker pids, newest last, as one comparable string. */
 static const char *
 worker_pids(void)
@@ -292,6 +358,7 @@ main(void)
 	tcase_add_test(t, test_worker_killed);
 	tcase_add_test(t, test_database_outage);
 	tcase_add_test(t, test_read_only);
+	tcase_add_test(t, test_deadlock_broken);
 	tcase_add_test(t, test_graceful_stop);
 	return fixture_main(s, NULL, NULL);
 }
