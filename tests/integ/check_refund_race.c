@@ -378,7 +378,7 @@ END_TEST
  * Refunds beside payments of the same payer to the same merchant, for a few seconds: each
  * round pays PAY new sessions through the page and refunds 1.00 twice of each of the round
  * before's. The refunds lock session, wallet, then accounts in id order, as the payments
- * do: no deadlock (40P01 would be a 500), no 5xx, every request does what it asked.
+ * do: no deadlock (40P01 would be a 503), no 5xx, every request does what it asked.
  * _i 0: a wallet pays and is refunded; 1: the sandbox test card (the funding account).
  */
 START_TEST(test_race_refunds_beside_payments)
@@ -442,7 +442,7 @@ END_TEST
  * refund carries 0.25 of two transfers back, the two refunds naming the same two in
  * opposite orders. A transfer locks the merchant's row, then the accounts; a refund the
  * session, its transfers in id order, then the accounts; a reversal must not take them the
- * other way round either: no deadlock (40P01 would be a 500), no 5xx.
+ * other way round either: no deadlock (40P01 would be a 503), no 5xx.
  */
 START_TEST(test_race_refunds_beside_transfers)
 {
