@@ -238,6 +238,8 @@ START_TEST(test_deadlock_broken)
 			_exit(2);
 		for (i = 0; i < 100 && lock_waiters() < 1; i++)
 			usleep(50000);
+		/* Later than the refund by far: its deadlock_timeout runs out first, not ours. */
+		usleep(300000);
 		ok = i < 100 && strcmp(db_state(c, lock, 1, w, st), "00000") == 0 &&
 		    strcmp(db_state(c, "ROLLBACK", 0, NULL, st), "00000") == 0;
 		PQfinish(c);
@@ -262,6 +264,57 @@ START_TEST(test_deadlock_broken)
 	http_free(&r);
 	ck_assert_int_eq(balance_of(wallet), 400);
 	ck_assert_int_eq(balance_of(m.acct), 700);
+	assert_ledger_ok();
+}
+END_TEST
+
+/*
+ * A statement cancelled (57014: statement_timeout, or pg_cancel_backend as here) while the
+ * refund waits for its session, which another transaction holds: a 503, nothing refunded,
+ * and the refund goes through once the other is done. It was a 500.
+ */
+START_TEST(test_statement_cancelled)
+{
+	const char *h[] = { JSON_CT, NULL, NULL };
+	const char *p[1];
+	struct merchant m;
+	struct http_resp r;
+	char wallet[16], sid[37];
+	int fd[2], i, status = 0;
+	long got = 0;
+	pid_t child;
+	PGconn *c;
+
+	new_merchant(&m, "1234", "1.00", true);
+	new_customer("10.00", wallet);
+	paid_session(m.auth, "10.00", "order-cancel", wallet, sid);
+	h[1] = m.auth;
+	p[0] = sid;
+	c = db_hold("SELECT 1 FROM payment_sessions WHERE id = $1::uuid FOR UPDATE", 1, p);
+	ck_assert_int_eq(pipe(fd), 0);
+	if ((child = fork()) == 0) {
+		long st = http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r) == 0 ?
+		    r.status : -1;
+
+		_exit(write(fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
+	}
+	for (i = 0; i < 100 && lock_waiters() < 1; i++)
+		usleep(50000);
+	ck_assert_int_lt(i, 100);
+	ck_assert_str_eq(db_value("SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM"
+	    " pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+	    NULL), "1");
+	ck_assert_int_eq(read(fd[0], &got, sizeof(got)), (ssize_t)sizeof(got));
+	waitpid(child, &status, 0);
+	db_release(c);
+	ck_assert_int_eq(got, 503);
+	ck_assert_str_eq(db_value("SELECT status || ' ' || amount_refunded FROM payment_sessions"
+	    " WHERE id = $1::uuid", sid), "paid 0");
+	ck_assert_int_eq(balance_of(wallet), 0);
+	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(wallet), 400);
 	assert_ledger_ok();
 }
 END_TEST
@@ -359,6 +412,7 @@ main(void)
 	tcase_add_test(t, test_database_outage);
 	tcase_add_test(t, test_read_only);
 	tcase_add_test(t, test_deadlock_broken);
+	tcase_add_test(t, test_statement_cancelled);
 	tcase_add_test(t, test_graceful_stop);
 	return fixture_main(s, NULL, NULL);
 }
