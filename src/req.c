@@ -156,6 +156,9 @@ req_fail_err(struct req *req, enum err e)
 		req_deny(req, err_message(e));
 	else
 		req_fail(req, err_http_status(e), "%s", err_message(e));
+	/* Nothing was done, and the next worker may well have the database again. */
+	if (e == ERR_UNAVAILABLE)
+		req_add_header(req, "Retry-After", "1");
 }
 
 void

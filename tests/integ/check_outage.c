@@ -145,18 +145,23 @@ END_TEST
 START_TEST(test_database_outage)
 {
 	struct http_resp r;
+	char hv[16];
 	int i, ok = 0;
 
 	/* The database goes away: 503 with the usual body, and the workers stay up. */
 	ck_assert_int_eq(sh("\"$MP_STACK\" pg-stop \"$MARKETPAY_STACK_DIR\""), 0);
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 	assert_fail(&r, 503, "temporarily unavailable");
+	if (http_header(&r, "Retry-After", hv, sizeof(hv)) == NULL)
+		hv[0] = '\0';
 	http_free(&r);
 	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
 	ck_assert_int_eq(r.status, 503);
 	http_free(&r);
 	/* It comes back: the same workers reconnect on their own within their back-off. */
 	ck_assert_int_eq(sh("\"$MP_STACK\" pg-start \"$MARKETPAY_STACK_DIR\""), 0);
+	/* Checked once the database is back: a failure must not leave it stopped for the rest. */
+	ck_assert_str_eq(hv, "1");
 	for (i = 0; i < 100 && !ok; i++) {
 		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 		ok = r.status == 200;
@@ -250,6 +255,7 @@ START_TEST(test_deadlock_broken)
 	waitpid(child, &status, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other side: %d", status);
 	assert_fail(&r, 503, "temporarily unavailable");
+	ck_assert_str_eq(http_header(&r, "Retry-After", st, sizeof(st)), "1");
 	http_free(&r);
 	ck_assert_str_eq(db_value("SELECT count(*) FROM refunds WHERE session_id = $1::uuid", sid),
 	    "0");
