@@ -89,7 +89,7 @@ elapsed_ms(const struct timespec *start)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config] [-w workers] | -V\n");
+	fprintf(stderr, "usage: marketpay-fcgi [-v] [-c config] [-w workers [-r read-workers]] | -V\n");
 	exit(2);
 }
 
@@ -127,9 +127,12 @@ pool_load(void *ctx)
 	return rc;
 }
 
-/* One worker: serves requests on fd 0 until a stop signal; returns the exit status. */
+/*
+ * One worker: serves requests on fd 0 until a stop signal; returns the exit status. reads:
+ * fd 0 is the pool's reads socket, which nginx passes GET and HEAD requests to.
+ */
 static int
-worker(void *ctx)
+worker(void *ctx, int reads)
 {
 	const struct opts *o = ctx;
 	const char *path = o->path;
@@ -177,7 +180,7 @@ worker(void *ctx)
 		    CRYPTO_PKEY_MIN_BITS);
 	metrics_worker_attach(&app);
 	db_ready(app.db);
-	log_msg(LOG_LVL_INFO, NULL, "worker ready");
+	log_msg(LOG_LVL_INFO, NULL, reads ? "worker ready (reads socket)" : "worker ready");
 	for (;;) {
 		/*
 		 * Stop signals are let in only while waiting for a connection: they end the wait
@@ -232,15 +235,17 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "version", no_argument, NULL, 'V' },
 		{ "workers", required_argument, NULL, 'w' },
+		{ "read-workers", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { NULL, 0 };
 	struct pool_hooks hooks = { pool_load, worker, &o };
+	struct pool_size size = { 0, 0, -1 };
 	char *end;
-	long workers = 0;
+	long workers = 0, reads = 0;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "c:vVw:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:r:vVw:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o.path = optarg; break;
 		case 'V': printf("marketpay-fcgi %s\n", PACKAGE_VERSION); exit(0);
@@ -250,19 +255,33 @@ main(int argc, char **argv)
 			if (*end != '\0' || workers < 1 || workers > 1024)
 				usage();
 			break;
+		case 'r':
+			reads = strtol(optarg, &end, 10);
+			if (*end != '\0' || reads < 1 || reads > 1024)
+				usage();
+			break;
 		default: usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (reads > 0 && workers == 0))
 		usage();
 	/*
 	 * The listening socket: from systemd (LISTEN_FDS) or spawn-fcgi (fd 0). A lone worker
 	 * says what is wrong after its configuration is read, as it always did (fcgi_new).
 	 */
-	if (pool_adopt_socket() != 0 && workers > 0) {
+	if (pool_adopt_socket(&size.reads_fd) != 0 && workers > 0) {
 		fprintf(stderr, "marketpay-fcgi: startup failed (is stdin a FastCGI socket? "
 		    "start it with spawn-fcgi or from its systemd socket unit)\n");
 		return 1;
 	}
-	return workers > 0 ? pool_run((int)workers, &hooks) : worker(&o);
+	/* Both or neither: a socket no worker accepts on would hold its requests for ever. */
+	if ((size.reads_fd >= 0) != (reads > 0)) {
+		fprintf(stderr, "marketpay-fcgi: %s\n", reads > 0 ?
+		    "--read-workers needs a second socket, for reads (LISTEN_FDS=2)" :
+		    "the socket unit passes a second socket, for reads: --read-workers is needed");
+		return 1;
+	}
+	size.workers = (int)workers;
+	size.read_workers = (int)reads;
+	return workers > 0 ? pool_run(&size, &hooks) : worker(&o, 0);
 }

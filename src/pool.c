@@ -21,13 +21,14 @@ struct worker {
 	pid_t pid;		/* 0: a free slot */
 	unsigned gen;		/* the reload that started it */
 	time_t started;		/* CLOCK_MONOTONIC seconds */
+	int reads;		/* 1: accepts on the reads socket */
 };
 
 struct pool {
 	struct worker *w;
 	size_t cap;
 	unsigned gen;		/* the workers of this generation serve; older ones drain */
-	int nworkers;
+	struct pool_size size;
 	int stopping;
 	time_t respawn_at;	/* no worker is started before this (a crash loop's pause) */
 	const struct pool_hooks *hooks;
@@ -42,25 +43,38 @@ now_s(void)
 	return ts.tv_sec;
 }
 
-int
-pool_adopt_socket(void)
+/* Whether fd is a listening socket. */
+static int
+listening(int fd)
 {
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
 	int accepting = 0;
 	socklen_t len = sizeof(accepting);
 
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) == 0 && accepting;
+}
+
+int
+pool_adopt_socket(int *reads_fd)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+
+	*reads_fd = -1;
 	if (pid != NULL && strtol(pid, NULL, 10) == (long)getpid()) {
-		if (fds == NULL || strcmp(fds, "1") != 0 || dup2(3, 0) < 0)
+		if (fds == NULL || (strcmp(fds, "1") != 0 && strcmp(fds, "2") != 0) ||
+		    dup2(3, 0) < 0)
 			return -1;
 		close(3);
+		if (strcmp(fds, "2") == 0) {
+			if (!listening(4))
+				return -1;
+			*reads_fd = 4;
+		}
 		unsetenv("LISTEN_PID");
 		unsetenv("LISTEN_FDS");
 		unsetenv("LISTEN_FDNAMES");
 	}
 	/* Blocking or not, as passed: each worker makes it non-blocking (fcgi_new). */
-	if (getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) != 0 || !accepting)
-		return -1;
-	return 0;
+	return listening(0) ? 0 : -1;
 }
 
 static struct worker *
@@ -81,7 +95,7 @@ free_slot(struct pool *p)
 }
 
 static int
-spawn(struct pool *p)
+spawn(struct pool *p, int reads)
 {
 	struct worker *w = free_slot(p);
 	sigset_t none;
@@ -99,24 +113,46 @@ spawn(struct pool *p)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		log_close();
-		exit(p->hooks->worker(p->hooks->ctx));
+		/* One socket each: a reads worker's on fd 0 too. */
+		if (p->size.reads_fd >= 0) {
+			if (reads && dup2(p->size.reads_fd, 0) < 0)
+				_exit(1);
+			close(p->size.reads_fd);
+		}
+		exit(p->hooks->worker(p->hooks->ctx, reads));
 	}
 	w->pid = pid;
+	w->reads = reads;
 	w->gen = p->gen;
 	w->started = now_s();
 	return 0;
 }
 
+/* The workers alive: all of them, or those of this generation on one socket. */
 static int
-count(const struct pool *p, int current_only)
+count(const struct pool *p, int current_only, int reads)
 {
 	size_t i;
 	int n = 0;
 
 	for (i = 0; i < p->cap; i++)
-		if (p->w[i].pid != 0 && (!current_only || p->w[i].gen == p->gen))
+		if (p->w[i].pid != 0 && (!current_only ||
+		    (p->w[i].gen == p->gen && p->w[i].reads == reads)))
 			n++;
 	return n;
+}
+
+/* Starts the workers missing from this generation; -1 when one cannot be started. */
+static int
+fill(struct pool *p)
+{
+	while (count(p, 1, 0) < p->size.workers)
+		if (spawn(p, 0) != 0)
+			return -1;
+	while (count(p, 1, 1) < p->size.read_workers)
+		if (spawn(p, 1) != 0)
+			return -1;
+	return 0;
 }
 
 static void
@@ -162,26 +198,23 @@ reap(struct pool *p)
 static void
 reload(struct pool *p)
 {
-	int i;
-
 	if (p->hooks->load(p->hooks->ctx) != 0) {
 		log_msg(LOG_LVL_ERROR, NULL, "pool: reload refused (configuration above); the "
 		    "workers keep serving with the one they have");
 		return;
 	}
 	p->gen++;
-	for (i = 0; i < p->nworkers; i++)
-		spawn(p);
-	/* The new workers accept on the same socket already; the old finish and exit. */
+	fill(p);
+	/* The new workers accept on the same sockets already; the old finish and exit. */
 	signal_workers(p, 0);
 	log_msg(LOG_LVL_INFO, NULL, "pool: reloaded: %d new workers; the old ones finish the "
-	    "request in hand and exit", p->nworkers);
+	    "request in hand and exit", p->size.workers + p->size.read_workers);
 }
 
 int
-pool_run(int nworkers, const struct pool_hooks *hooks)
+pool_run(const struct pool_size *size, const struct pool_hooks *hooks)
 {
-	struct pool p = { .nworkers = nworkers, .hooks = hooks };
+	struct pool p = { .size = *size, .hooks = hooks };
 	struct timespec tick = { 0, 200 * 1000 * 1000 };
 	sigset_t set;
 	size_t i;
@@ -194,16 +227,16 @@ pool_run(int nworkers, const struct pool_hooks *hooks)
 	for (i = 0; i < NELEM(pool_signals); i++)
 		sigaddset(&set, pool_signals[i]);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	log_msg(LOG_LVL_INFO, NULL, "pool: %d workers; SIGHUP reloads, SIGTERM stops", nworkers);
+	if (p.size.reads_fd < 0)
+		p.size.read_workers = 0;
+	log_msg(LOG_LVL_INFO, NULL, "pool: %d workers, %d on the reads socket; SIGHUP reloads, "
+	    "SIGTERM stops", p.size.workers, p.size.read_workers);
 	for (;;) {
 		reap(&p);
-		if (p.stopping && count(&p, 0) == 0)
+		if (p.stopping && count(&p, 0, 0) == 0)
 			break;
-		while (!p.stopping && count(&p, 1) < nworkers && now_s() >= p.respawn_at)
-			if (spawn(&p) != 0) {
-				p.respawn_at = now_s() + 1;
-				break;
-			}
+		if (!p.stopping && now_s() >= p.respawn_at && fill(&p) != 0)
+			p.respawn_at = now_s() + 1;
 		sig = sigtimedwait(&set, NULL, &tick);
 		if (sig == SIGHUP && !p.stopping)
 			reload(&p);

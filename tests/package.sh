@@ -202,19 +202,22 @@ check "reinstalled: the key files are still there" test "$(cd "$kd" && echo *)" 
 # starts the service's ExecStart= with its Environment= as its User= and Group= (setpriv,
 # which execs in place: LISTEN_PID stays right) at the first connection.
 skey() { unit_key marketpay-fcgi@.socket "$1"; }
-sock=$dir$(skey ListenStream)
+mapfile -t listens < <(skey ListenStream)
+[ "${#listens[@]}" = 2 ] || bail "marketpay-fcgi@.socket: two ListenStream= expected"
+sock=$dir${listens[0]} rsock=$dir${listens[1]}
 install -d -m "$(skey DirectoryMode)" "$dir/run" "${sock%/*}"
 install -d -o "$user" -g "$group" -m 0750 "$dir/run/marketpay/metrics" \
 	"$dir/run/marketpay/metrics/$env"
 echo "pool: $cmd (as $user:$group, ${unit_env[*]})"
 # shellcheck disable=SC2086  # the unit's command line, split into words as systemd does
-(exec setsid systemd-socket-activate -l "$sock" -- /usr/bin/setpriv --reuid="$user" \
+(exec setsid systemd-socket-activate -l "$sock" -l "$rsock" -- /usr/bin/setpriv --reuid="$user" \
 	--regid="$group" --init-groups -- /usr/bin/env "${unit_env[@]}" $cmd) \
 	</dev/null >"$dir/pool.log" 2>&1 &
 echo $! >"$dir/holder.pid"
 wait_for 10 test -S "$sock" || bail "systemd-socket-activate made no socket"
-chown "$(skey SocketUser | grep . || echo root):$(skey SocketGroup | grep . || echo root)" "$sock"
-chmod "$(skey SocketMode)" "$sock"
+chown "$(skey SocketUser | grep . || echo root):$(skey SocketGroup | grep . || echo root)" \
+	"$sock" "$rsock"
+chmod "$(skey SocketMode)" "$sock" "$rsock"
 
 # nginx: the installed server block, its listen lines, certificate, log and socket paths
 # changed, nothing else; it includes the installed /etc/marketpay/nginx snippets, which
@@ -262,6 +265,19 @@ check "its checkout page is HTML with the installed stylesheet" bash -c \
 	"grep -q '<html' '$dir/page.html' && grep -q '/static/checkout.css' '$dir/page.html'"
 code=$(api /static/checkout.css "$dir/page.css")
 check "the installed stylesheet (got $code)" cmp -s "$dir/page.css" /usr/share/marketpay/static/checkout.css
+# The server block's map: GET and HEAD to the second socket's READ_WORKERS, the rest to the
+# first's. Each worker logs "worker ready (reads socket)" or "worker ready", then its requests.
+reads=$(printf '%s\n' "${unit_env[@]}" | sed -n 's/^READ_WORKERS=//p')
+pids_of() { sed -n "s/^[^ ]* [a-z]* pid=\([0-9]*\) [^ ]* $1.*/\1/p" "$dir/pool.log" | sort -u; }
+rpids=$(pids_of 'worker ready (reads socket)$')
+check "the pool started READ_WORKERS=$reads workers on the reads socket" \
+	test "$(grep -c . <<<"$rpids")" = "$reads"
+check "the page (GET) was served by a worker of the reads socket" \
+	test -n "$(comm -12 <(pids_of 'GET /checkout/') - <<<"$rpids")"
+check "create-session (POST) was served by a worker of the other socket" \
+	test -z "$(comm -12 <(pids_of 'POST /api/v1/payment/create-session') - <<<"$rpids")"
+check "create-session was logged by the worker that served it" \
+	test -n "$(pids_of 'POST /api/v1/payment/create-session')"
 # systemd-socket-activate (Accept=no) became the pool: its process group is the pool's.
 procs=$(pgrep -g "$(cat "$dir/holder.pid")" | xargs -r ps -o user:32=,comm= -p | sort | uniq -c)
 echo "$procs" | sed 's/^ */processes: /'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What systemd does for marketpay-fcgi@.socket and marketpay-fcgi@.service, where systemd is
 # not PID 1 (tests/stack.sh with MP_POOL=systemd). Run by systemd-socket-activate, which
-# passes the listening socket as fd 3 (LISTEN_FDS=1), as the socket unit does:
+# passes the listening sockets as fd 3 on (LISTEN_FDS=1, or 2 with the reads socket), as the
+# socket unit does:
 #
 #   tests/pool-holder.sh DIR PROGRAM [ARGS...]
 #

@@ -26,6 +26,9 @@
 # MP_PG_ROLES (more database roles the invoking user may log in as; see write_pg_access),
 # MP_POOLS (default 1; 2: two pools, fcgi.sock and fcgi2.sock, behind one nginx upstream that
 # tries the other pool only when a connection failed, as two app hosts would be),
+# MP_READ_WORKERS (default 0; N: the pool's second socket, fcgi-reads.sock, with N workers,
+# which nginx passes GET and HEAD to, as the shipped server blocks do; with MP_POOL=systemd
+# one pool on both sockets as the units run it, else a second spawn-fcgi pool, pool-reads.pid),
 # MP_DATABASE (a libpq connection string without user=, of a database run elsewhere, such as
 # tests/ha/cluster.sh's "service=marketpay": the stack starts no PostgreSQL and uses that
 # one; its stack.env sets no PGHOST and PGPORT, and passes on the caller's PGSERVICEFILE and
@@ -35,6 +38,7 @@
 # systemd-socket-activate holds across its restarts, tests/pool-holder.sh; pool.pid is the
 # pool's, holder.pid the socket holder's; pool-stop and pool-start are for the default
 # pool, spawn-fcgi + multiwatch: the holder starts a stopped pool again, as systemd would).
+#   tests/stack.sh pool-stop|pool-start DIR reads   the same for MP_READ_WORKERS's own pool
 #
 #   tests/stack.sh pg-access DIR     writes only DIR/pg_hba.conf and DIR/pg_ident.conf, the
 #                                    stack's access rules (tests/ha/cluster.sh's nodes use them)
@@ -202,16 +206,39 @@ upstream() {
 	echo "    }"
 }
 
-# Pool N's socket and pid file: pool 1 has the names of a stack with one pool.
-pool_sock() { if [ "${2:-1}" = 1 ]; then echo "$1/fcgi.sock"; else echo "$1/fcgi$2.sock"; fi; }
-pool_pidfile() { if [ "${2:-1}" = 1 ]; then echo "$1/pool.pid"; else echo "$1/pool$2.pid"; fi; }
+# Pool N's socket and pid file: pool 1 has the names of a stack with one pool; "reads" is
+# the pool of MP_READ_WORKERS, its socket the one GET and HEAD are passed to.
+pool_sock() {
+	case ${2:-1} in 1) echo "$1/fcgi.sock" ;; reads) echo "$1/fcgi-reads.sock" ;; *) echo "$1/fcgi$2.sock" ;; esac
+}
+pool_pidfile() {
+	case ${2:-1} in 1) echo "$1/pool.pid" ;; reads) echo "$1/pool-reads.pid" ;; *) echo "$1/pool$2.pid" ;; esac
+}
+
+# MP_READ_WORKERS: GET and HEAD to the reads socket, as the shipped server blocks' map does.
+reads_map() {
+	[ "${MP_READ_WORKERS:-0}" -gt 0 ] || return 0
+	cat <<MAP
+    upstream marketpay_all { server unix:$(pool_sock "$1" 1); }
+    upstream marketpay_reads { server unix:$(pool_sock "$1" reads); }
+    map \$request_method \$marketpay_pool {
+        GET marketpay_reads;
+        HEAD marketpay_reads;
+        default marketpay_all;
+    }
+MAP
+}
 
 write_nginx() {
 	local dir=$1 port=$2 rport=$3 pass="unix:$1/fcgi.sock"
 	if [ "${MP_POOLS:-1}" -gt 1 ]; then
+		[ "${MP_READ_WORKERS:-0}" = 0 ] || die "MP_POOLS and MP_READ_WORKERS: one or the other"
 		pass="marketpay_pools;
             fastcgi_next_upstream error"
 	fi
+	[ "${MP_READ_WORKERS:-0}" = 0 ] || pass='$marketpay_pool'
+	local rsock=$dir/fcgi.sock
+	[ "${MP_READ_WORKERS:-0}" = 0 ] || rsock=$(pool_sock "$dir" reads)
 	mkdir -p "$dir/nginx/tmp"
 	cp /etc/nginx/fastcgi_params "$dir/nginx/fastcgi_params"
 	cp "$srcdir/nginx/marketpay-fastcgi.conf" "$dir/nginx/marketpay-fastcgi.conf"
@@ -245,10 +272,11 @@ write_nginx() {
 	sed -E -e '/^\s*(ssl_|listen \[::\]|add_header Strict-Transport-Security)/d' \
 		-e "s|listen 443 ssl http2;|listen 127.0.0.1:$eport;|" \
 		-e "s|server unix:/run/marketpay/[a-z]+\.sock;|server unix:$dir/fcgi.sock;|" \
+		-e "s|server unix:/run/marketpay/[a-z]+-reads\.sock;|server unix:$rsock;|" \
 		-e "s|/etc/marketpay/nginx/|$dir/nginx/|" \
 		-e "s|/var/log/nginx/|$dir/nginx/|" \
 		-e "s|/usr/share/marketpay/static/|${MP_STATIC_DIR:-$srcdir/static}/|")"
-		if ! grep -q "listen 127.0.0.1:$eport;" <<<"$edge" || grep -Eq 'listen (80|443)' <<<"$edge"; then
+		if ! grep -q "listen 127.0.0.1:$eport;" <<<"$edge" || grep -Eq 'listen (80|443)|^ *server unix:/run/' <<<"$edge"; then
 			die "MP_EDGE_LIMITS: cannot adapt the listen lines of the server block"
 		fi
 		echo "$eport" >"$dir/edge.port"
@@ -311,6 +339,7 @@ $metrics
     # upstream answered, so the fault tests can tell a request a worker served from one none saw.
     log_format upstream '\$msec \$request_id \$status \$upstream_status \$request_method \$uri';
 $(upstream "$dir")
+$(reads_map "$dir")
     server {
         listen 127.0.0.1:$port;
         client_max_body_size 1m;
@@ -337,21 +366,29 @@ $(upstream "$dir")
 CONF
 }
 
-start_pool() { # start_pool DIR [N]
-	local dir=$1 workers=${MP_WORKERS:-4} user=() sock
+start_pool() { # start_pool DIR [N|reads]
+	local dir=$1 workers=${MP_WORKERS:-4} user=() sock listen=() reads=()
 	sock=$(pool_sock "$dir" "${2:-1}")
+	[ "${2:-1}" = reads ] && workers=$MP_READ_WORKERS
 	[ "$(id -u)" = 0 ] && user=(-u nobody -g nogroup)
 	rm -f "$sock" "$dir/pool.stop"
 	if [ "${MP_POOL:-}" = systemd ]; then
+		# Both sockets, in the socket unit's order, and the pool's workers for each.
+		listen=(-l "$sock")
+		if [ "${MP_READ_WORKERS:-0}" -gt 0 ]; then
+			rm -f "$(pool_sock "$dir" reads)"
+			listen+=(-l "$(pool_sock "$dir" reads)")
+			reads=(--read-workers "$MP_READ_WORKERS")
+		fi
 		# systemd-socket-activate starts the holder at the first connection, as systemd
 		# starts a socket-activated service: the health check in start is that connection.
-		(exec setsid systemd-socket-activate -l "$sock" -- /bin/bash \
+		(exec setsid systemd-socket-activate "${listen[@]}" -- /bin/bash \
 			"$here/pool-holder.sh" "$dir" "$builddir/marketpay-fcgi" --workers "$workers" \
-			-c "$dir/worker.conf") </dev/null >>"$dir/fcgi.log" 2>&1 &
+			"${reads[@]}" -c "$dir/worker.conf") </dev/null >>"$dir/fcgi.log" 2>&1 &
 		echo $! >"$dir/holder.pid"
-		wait_for 10 test -S "$sock" || { cat "$dir/fcgi.log" >&2; die "no socket"; }
+		wait_for 10 test -S "${listen[-1]}" || { cat "$dir/fcgi.log" >&2; die "no socket"; }
 		# The socket unit's SocketMode= is 0660 for www-data; here any local user, as -M 0666.
-		chmod 666 "$sock"
+		chmod 666 "$sock" "${listen[-1]}"
 		return 0
 	fi
 	# -n: spawn-fcgi execs multiwatch in place, so the PID we record is multiwatch's, which
@@ -400,6 +437,9 @@ start() {
 	make_login_roles "$dir"
 	write_nginx "$dir" "$port" "$rport"
 	for n in $(seq 1 "${MP_POOLS:-1}"); do start_pool "$dir" "$n"; done
+	if [ "${MP_READ_WORKERS:-0}" -gt 0 ] && [ "${MP_POOL:-}" != systemd ]; then
+		start_pool "$dir" reads
+	fi
 	start_webhookd "$dir"
 	/usr/sbin/nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" ||
 		die "nginx did not start"
@@ -440,7 +480,7 @@ stop() {
 	fi
 	# MP_POOL=systemd: the holder starts no pool again once pool.stop exists.
 	[ -f "$dir/holder.pid" ] && touch "$dir/pool.stop"
-	for f in "$dir"/pool.pid "$dir"/pool[0-9]*.pid; do
+	for f in "$dir"/pool.pid "$dir"/pool[0-9]*.pid "$dir"/pool-reads.pid; do
 		[ -f "$f" ] || continue
 		pid=$(cat "$f")
 		kill -TERM "$pid" 2>/dev/null || true
@@ -457,7 +497,7 @@ stop() {
 	if [ -f "$dir/pg/data/postmaster.pid" ]; then
 		as_pg "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1 || true
 	fi
-	rm -f "$dir"/fcgi.sock "$dir"/fcgi[0-9]*.sock
+	rm -f "$dir"/fcgi.sock "$dir"/fcgi[0-9]*.sock "$dir"/fcgi-reads.sock
 }
 
 pg_stop() {

@@ -57,14 +57,15 @@ check "marketpay-webhookd@.service logs in as mp_webhookd_%i" \
 # reload is SIGHUP to the pool, which starts new workers (tests/restart.sh runs both).
 fsock="$srcdir/systemd/marketpay-fcgi@.socket"
 fsvc="$srcdir/systemd/marketpay-fcgi@.service"
-check "marketpay-fcgi@.socket listens on /run/marketpay/%i.sock" \
-	grep -qx 'ListenStream=/run/marketpay/%i.sock' "$fsock"
+check "marketpay-fcgi@.socket listens on /run/marketpay/%i.sock, then %i-reads.sock" \
+	test "$(sed -n 's/^ListenStream=//p' "$fsock" | paste -sd' ')" = \
+	'/run/marketpay/%i.sock /run/marketpay/%i-reads.sock'
 check "marketpay-fcgi@.socket: nginx's www-data may connect, nobody else" bash -c \
 	"grep -qx 'SocketGroup=www-data' '$fsock' && grep -qx 'SocketMode=0660' '$fsock'"
 check "marketpay-fcgi@.service requires its socket" \
 	grep -qx 'Requires=marketpay-fcgi@%i.socket' "$fsvc"
 check "marketpay-fcgi@.service runs the pool on the inherited socket" grep -qx \
-	'ExecStart=/usr/sbin/marketpay-fcgi --workers ${WORKERS} -c /etc/marketpay/%i.conf' "$fsvc"
+	'ExecStart=/usr/sbin/marketpay-fcgi --workers ${WORKERS} --read-workers ${READ_WORKERS} -c /etc/marketpay/%i.conf' "$fsvc"
 check "marketpay-fcgi@.service: reload is SIGHUP to the pool" \
 	grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$fsvc"
 check "marketpay-fcgi@.service binds no socket of its own" bash -c "! grep -q spawn-fcgi '$fsvc'"
