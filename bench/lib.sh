@@ -13,7 +13,10 @@
 #   mp_need_tools HINT [BIN...]  the programs built (and BIN), wrk and pgbench
 #   mp_start_stack WORKERS [NOTE]  a stack in a fresh $tmp, stopped by mp_cleanup on exit
 #                                (after the caller's mp_stop_own, if defined); sets pg_pid,
-#                                ngx_pid, pool_pid, url
+#                                ngx_pid, pool_pid (the pools' pids: "MAIN [READS]"), url;
+#                                MP_READ_WORKERS (default one per core; 0: none) workers
+#                                for GET and HEAD, as the README's units and server blocks do
+#   mp_pool_pids                 the pids of the stack's pools, as pool_pid holds them
 #   mp_pg_tuning FILE            MP_PG_TUNED=1: the README's production PostgreSQL settings
 #                                (doc/postgresql/marketpay-tuning.conf scaled to the RAM) for
 #                                the stack mp_start_stack starts; mp_seed_stack DIR, when the
@@ -131,10 +134,23 @@ mp_nginx_workers() {
 	MP_NGINX_WORKERS=${MP_NGINX_WORKERS:-$(nproc | awk '{ print ($1 <= 2) ? 1 : $1 }')}
 	export MP_NGINX_WORKERS
 }
+# The pool for GET and HEAD: one worker per core, as the README recommends READ_WORKERS
+# (bench/README.md, "A pool of its own for reads"). tests/stack.sh reads MP_READ_WORKERS.
+mp_read_workers() {
+	MP_READ_WORKERS=${MP_READ_WORKERS-$(nproc)}
+	export MP_READ_WORKERS
+}
+mp_pool_pids() {
+	local p
+	p=$(cat "$tmp/pool.pid")
+	[ ! -f "$tmp/pool-reads.pid" ] || p+=" $(cat "$tmp/pool-reads.pid")"
+	echo "$p"
+}
 mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in the message
 	MP_WORKERS=$1
 	export MP_WORKERS
 	mp_nginx_workers
+	mp_read_workers
 	# nginx's access log as deployed (nginx/marketpay-sandbox.conf), not the tests' two.
 	export MP_NGINX_LOG=deployed
 	# Not /tmp/marketpay-*: a clean-up elsewhere once removed such a directory mid-run.
@@ -145,14 +161,14 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	# A benchmark's own contents for the directory (bench/growth: a preloaded cluster).
 	if declare -F mp_seed_stack >/dev/null; then mp_seed_stack "$tmp"; fi
 	mp_pg_tuning "$tmp/marketpay-tuning.conf"
-	say "starting a stack in $tmp ($MP_WORKERS workers${2:-}, nginx worker_processes $MP_NGINX_WORKERS${MP_PG_CONF:+, $(mp_pg_tuning_note)})"
+	say "starting a stack in $tmp ($MP_WORKERS workers${2:-}, $MP_READ_WORKERS for reads, nginx worker_processes $MP_NGINX_WORKERS${MP_PG_CONF:+, $(mp_pg_tuning_note)})"
 	"$srcdir/tests/stack.sh" start "$tmp" >"$tmp/stack.log" 2>&1 ||
 		{ cat "$tmp/stack.log" >&2; die "the stack did not start"; }
 	# shellcheck disable=SC1091
 	. "$tmp/stack.env"
 	pg_pid=$(head -1 "$tmp/pg/data/postmaster.pid")
 	ngx_pid=$(cat "$tmp/nginx/nginx.pid")
-	pool_pid=$(cat "$tmp/pool.pid")
+	pool_pid=$(mp_pool_pids)
 	url=$MARKETPAY_BASE_URL
 	[ "${MP_PG_STATEMENTS:-0}" != 1 ] || pss_create
 }

@@ -20,13 +20,15 @@ soak_pg_conf() {
 	done >>"$tmp/pg/data/postgresql.conf"
 	say "restarting PostgreSQL with MP_PG_SET"
 	"$srcdir/tests/stack.sh" pool-stop "$tmp" >/dev/null
+	[ ! -f "$tmp/pool-reads.pid" ] || "$srcdir/tests/stack.sh" pool-stop "$tmp" reads >/dev/null
 	"$srcdir/tests/stack.sh" webhookd-stop "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" pg-stop "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" pg-start "$tmp" >/dev/null || { cat "$tmp/pg/server.log" >&2; die "PostgreSQL did not start with MP_PG_SET"; }
 	"$srcdir/tests/stack.sh" webhookd-start "$tmp" >/dev/null
 	"$srcdir/tests/stack.sh" pool-start "$tmp" >/dev/null
+	[ "$MP_READ_WORKERS" = 0 ] || "$srcdir/tests/stack.sh" pool-start "$tmp" reads >/dev/null
 	pg_pid=$(head -1 "$tmp/pg/data/postmaster.pid")
-	pool_pid=$(cat "$tmp/pool.pid")
+	pool_pid=$(mp_pool_pids)
 	pg_conf_note=$(psql -c "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name)
 		FROM pg_settings WHERE name IN ($names)")
 	say "in effect: $pg_conf_note"

@@ -274,12 +274,19 @@ main(int argc, char **argv)
 		    "start it with spawn-fcgi or from its systemd socket unit)\n");
 		return 1;
 	}
-	/* Both or neither: a socket no worker accepts on would hold its requests for ever. */
-	if ((size.reads_fd >= 0) != (reads > 0)) {
-		fprintf(stderr, "marketpay-fcgi: %s\n", reads > 0 ?
-		    "--read-workers needs a second socket, for reads (LISTEN_FDS=2)" :
-		    "the socket unit passes a second socket, for reads: --read-workers is needed");
-		return 1;
+	/*
+	 * The sockets and the workers asked for disagree after an upgrade whose socket unit was
+	 * not restarted yet (one socket), or with a unit of its own: serve every socket there is.
+	 */
+	if (size.reads_fd < 0 && reads > 0) {
+		fprintf(stderr, "marketpay-fcgi: no second socket, for reads (LISTEN_FDS=1): the "
+		    "%ld read workers accept on the one socket (restart the socket unit)\n", reads);
+		workers += reads;
+		reads = 0;
+	} else if (size.reads_fd >= 0 && reads == 0 && workers > 0) {
+		fprintf(stderr, "marketpay-fcgi: a second socket, for reads, and no --read-workers: "
+		    "1 worker accepts on it\n");
+		reads = 1;
 	}
 	size.workers = (int)workers;
 	size.read_workers = (int)reads;

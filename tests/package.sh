@@ -268,8 +268,8 @@ check "the installed stylesheet (got $code)" cmp -s "$dir/page.css" /usr/share/m
 # The server block's map: GET and HEAD to the second socket's READ_WORKERS, the rest to the
 # first's. Each worker logs "worker ready (reads socket)" or "worker ready", then its requests.
 reads=$(printf '%s\n' "${unit_env[@]}" | sed -n 's/^READ_WORKERS=//p')
-pids_of() { sed -n "s/^[^ ]* [a-z]* pid=\([0-9]*\) [^ ]* $1.*/\1/p" "$dir/pool.log" | sort -u; }
-rpids=$(pids_of 'worker ready (reads socket)$')
+pids_of() { sed -n "s|^[^ ]* [a-z]* pid=\([0-9]*\) [^ ]* $1.*|\1|p" "$dir/pool.log" | sort -u; }
+rpids=$(pids_of 'worker ready (reads socket)')
 check "the pool started READ_WORKERS=$reads workers on the reads socket" \
 	test "$(grep -c . <<<"$rpids")" = "$reads"
 check "the page (GET) was served by a worker of the reads socket" \

@@ -8,6 +8,9 @@
 #   2. the pool reloaded (SIGHUP: systemctl reload): new workers, the same pool
 #   3. one worker killed with SIGKILL: the pool starts another
 #   4. nginx reloaded (nginx -s reload)
+# The units' pool has its second socket, for reads (MP_READ_WORKERS, default 1 here), which
+# nginx passes GETs to: after the start, the restart and the reload a GET must be served by
+# a worker of that socket, and the pool has its workers on both.
 # Each case counts its requests and its failures (a status other than 200, or no answer:
 # a transport error or timeout at the client) and must have none; it also checks the pool
 # afterwards (pids changed as they should, every worker there). Except case 3: a request
@@ -21,7 +24,7 @@
 # (wrk is no judge of case 4: it counts each kept-alive connection that nginx's old workers
 # close while idle as a socket error, though no request was on it; libcurl, like other HTTP
 # clients, opens a new connection then.)
-# Environment: MP_WORKERS (default 4), CASE_SECONDS (load per case, default 6), MPLOAD
+# Environment: MP_WORKERS (default 4), MP_READ_WORKERS (see above), CASE_SECONDS (load per case, default 6), MPLOAD
 # (the mpload binary), KEEP=1.
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -33,6 +36,9 @@ export LC_ALL=C
 export MP_SRCDIR="$srcdir" MP_BUILDDIR="$builddir" MP_FAST_PG=1 MP_WORKERS=$workers
 export MP_POOL=${MP_POOL:-systemd}
 [ "$MP_POOL" = multiwatch ] && export MP_POOL=""
+reads=0
+[ -n "$MP_POOL" ] && reads=${MP_READ_WORKERS:-1}
+export MP_READ_WORKERS=$reads
 mpload=${MPLOAD:-$builddir/tests/load/mpload}
 [ -x "$mpload" ] || bail "$mpload is missing (make check builds it)"
 command -v systemd-socket-activate >/dev/null ||
@@ -70,7 +76,7 @@ until_ok() { # until_ok SECONDS command...: 0 once command succeeds, 1 after SEC
 pool_pid() { cat "$dir/stack/pool.pid" 2>/dev/null; }
 worker_pids() { { pgrep -P "$(pool_pid)" || true; } | sort -n | tr '\n' ' '; }
 nworkers() { wc -w <<<"$(worker_pids)" | tr -d ' '; }
-full_pool() { [ "$(nworkers)" = "$workers" ]; }
+full_pool() { [ "$(nworkers)" = $((workers + reads)) ]; }
 none_of() { # none_of "OLD PIDS": no pid of the pool now is one of them
 	local p
 	for p in $(worker_pids); do
@@ -85,12 +91,26 @@ ctl() { "$MARKETPAYCTL" -c "$MARKETPAY_CONFIG" "$@"; }
 merchant=$(ctl merchant create --name 'Restart Market')
 MPLOAD_KEY=$(ctl key create "$merchant")
 export MPLOAD_KEY
-until_ok 10 full_pool || bail "the pool has not $workers workers: $(worker_pids)"
+until_ok 10 full_pool || bail "the pool has not $workers + $reads workers: $(worker_pids)"
 create_one() { # one create-session through nginx: 0 when it answered 2xx
 	curl -fsS -o /dev/null -H "Authorization: API-KEY $MPLOAD_KEY" \
 		-H 'Content-Type: application/json' --data '{"items":[{"id":"a","name":"A","price":1}]}' \
 		"$MARKETPAY_BASE_URL/api/v1/payment/create-session"
 }
+# read_by_reads_worker LABEL: a GET through nginx answered 200 by a worker that logged
+# "worker ready (reads socket)" (every worker logs its pid on each line).
+read_by_reads_worker() {
+	local mark pid
+	[ "$reads" -gt 0 ] || return 0
+	mark=$(stat -c %s "$dir/stack/fcgi.log")
+	curl -fsS -o /dev/null -H "Authorization: API-KEY $MPLOAD_KEY" \
+		"$MARKETPAY_BASE_URL/api/v1/payment/sessions?limit=1" || { not_ok "$1: GET failed"; return; }
+	pid=$(tail -c +$((mark + 1)) "$dir/stack/fcgi.log" |
+		sed -n 's/.* pid=\([0-9]*\) [^ ]* GET \/api\/v1\/payment\/sessions status=200 .*/\1/p')
+	check "$1: a GET served by a worker of the reads socket (pid ${pid:-none})" \
+		grep -q " pid=${pid:-none} .*worker ready (reads socket)$" "$dir/stack/fcgi.log"
+}
+read_by_reads_worker start
 
 # mpload's count of one kind: field NAME of its "kind=create" summary line.
 field() { awk -v k="$2" '/^kind=create / { for (i = 2; i <= NF; i++) { split($i, a, "=");
@@ -135,7 +155,8 @@ restart_pool() {
 under_load restart 0 restart_pool
 check "restart: a new pool ($(pool_pid), was $old_pool) with $workers workers" \
 	until_ok 10 bash -c "[ \"\$(cat '$dir/stack/pool.pid')\" != $old_pool ]"
-check "restart: the new pool has $workers workers" until_ok 10 full_pool
+check "restart: the new pool has $workers + $reads workers" until_ok 10 full_pool
+read_by_reads_worker restart
 
 reload_pool() {
 	old_pool=$(pool_pid) old_workers=$(worker_pids)
@@ -145,7 +166,8 @@ reload_pool() {
 under_load reload 0 reload_pool
 check "reload: the same pool, still running" kill -0 "$old_pool"
 check "reload: every worker is new (was: $old_workers)" none_of "$old_workers"
-check "reload: $workers workers" until_ok 10 full_pool
+check "reload: $workers + $reads workers" until_ok 10 full_pool
+read_by_reads_worker reload
 
 kill_worker() {
 	victim=$(worker_pids | awk '{ print $1 }')
@@ -153,8 +175,8 @@ kill_worker() {
 	until_ok 10 full_pool || true
 }
 under_load kill-9 1 kill_worker
-check "kill -9: worker $victim replaced, $workers workers" bash -c \
-	"[ \"\$(pgrep -P $(pool_pid) | grep -cx $victim)\" = 0 ] && [ \"\$(pgrep -P $(pool_pid) | wc -l)\" = $workers ]"
+check "kill -9: worker $victim replaced, $workers + $reads workers" bash -c \
+	"[ \"\$(pgrep -P $(pool_pid) | grep -cx $victim)\" = 0 ] && [ \"\$(pgrep -P $(pool_pid) | wc -l)\" = $((workers + reads)) ]"
 
 # A stop while a worker waits for the first bytes of a connection it has accepted: libfcgi
 # waits up to 2 s for them. A stop signal in that wait once made the worker loop for ever on
@@ -186,7 +208,8 @@ if [ -n "$MP_POOL" ]; then
 		pkill -KILL -P "$old_pool" || true
 	fi
 	kill "$silent" 2>/dev/null || true
-	check "stop with a silent connection: a new pool with $workers workers" until_ok 10 full_pool
+	check "stop with a silent connection: a new pool with $workers + $reads workers" \
+		until_ok 10 full_pool
 	check "stop with a silent connection: requests served" create_one
 fi
 
@@ -205,3 +228,33 @@ sleep 1
 check "reload with a bad configuration: the same workers serve" [ "$(worker_pids)" = "$before" ]
 cp "$dir/worker.conf.good" "$dir/stack/worker.conf"
 check "reload with a bad configuration: requests still served" create_one
+
+# The sockets and the options disagreeing: --read-workers with one socket (an upgrade whose
+# socket unit was not restarted), or two sockets without it. The pool serves every socket
+# there is, and says so on stderr.
+# disagree NAME WORKERS MESSAGE SOCKET-ARGS... -- POOL-ARGS...
+disagree() {
+	local name=$1 n=$2 msg=$3 as=() socks=() one
+	shift 3
+	while [ "$1" != -- ]; do socks+=(-l "$dir/$1"); shift; done
+	shift
+	[ "$(id -u)" = 0 ] && as=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	(exec setsid systemd-socket-activate "${socks[@]}" -- "${as[@]}" \
+		"$builddir/marketpay-fcgi" "$@" -c "$dir/stack/worker.conf") \
+		</dev/null >"$dir/$name.log" 2>&1 &
+	one=$!
+	until_ok 10 test -S "${socks[1]}"
+	# systemd-socket-activate starts the pool at the first connection.
+	perl -MIO::Socket::UNIX -e 'IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "$!\n"' \
+		"${socks[1]}" || true
+	check "$name: $n workers" until_ok 10 bash -c "[ \"\$(pgrep -P $one | wc -l)\" = $n ]"
+	check "$name: said why" grep -qF "$msg" "$dir/$name.log"
+	kill -TERM "$one" 2>/dev/null || true
+	until_ok 10 bash -c "! kill -0 $one" || kill -KILL -- "-$one" 2>/dev/null || true
+}
+if [ -n "$MP_POOL" ]; then
+	disagree "--read-workers 2, one socket" 3 'the 2 read workers accept on the one socket' \
+		one.sock -- --workers 1 --read-workers 2
+	disagree "two sockets, no --read-workers" 2 'and no --read-workers: 1 worker accepts' \
+		two.sock two-reads.sock -- --workers 1
+fi

@@ -236,6 +236,7 @@ write_nginx() {
 		pass="marketpay_pools;
             fastcgi_next_upstream error"
 	fi
+	# shellcheck disable=SC2016  # nginx's variable, not the shell's
 	[ "${MP_READ_WORKERS:-0}" = 0 ] || pass='$marketpay_pool'
 	local rsock=$dir/fcgi.sock
 	[ "${MP_READ_WORKERS:-0}" = 0 ] || rsock=$(pool_sock "$dir" reads)
