@@ -68,6 +68,17 @@ finish(struct req *req, const struct i18n_lang *l, PGresult *s, bool ok, const c
 }
 
 /*
+ * A page answered 503 because of the database says when to try again, as the API does
+ * (req_fail_err): the next request may well find it back.
+ */
+static void
+retry_after(struct req *req, int status)
+{
+	if (status == 503)
+		req_add_header(req, "Retry-After", "1");
+}
+
+/*
  * Loads the session with its items (one row each) and sets *l, the page's language (the
  * session's locale counts once it is loaded); on failure leaves a response in req and returns
  * false.
@@ -88,11 +99,15 @@ load(struct app *app, struct req *req, PGresult **s, const struct i18n_lang **l)
 	if (!app->have_secret || !db_ready(app->db)) {
 		checkout_page_message(req, *l, 503, _("Temporarily unavailable"),
 		    _("Payments are unavailable for a moment. Please try again shortly."), NULL);
+		/* Without the key (the operator's to fix) no retry helps. */
+		if (app->have_secret)
+			retry_after(req, 503);
 		return false;
 	}
 	if ((*s = db_run(app->db, DB_CHECKOUT_GET, 1, p, &e)) == NULL) {
 		checkout_page_message(req, *l, err_http_status(e), _("Something went wrong"),
 		    _("Please try again shortly."), NULL);
+		retry_after(req, err_http_status(e));
 		return false;
 	}
 	if (PQntuples(*s) == 0) {
@@ -208,6 +223,7 @@ checkout_post(struct app *app, struct req *req, void *in)
 		checkout_page_message(req, l, out.http_status ? out.http_status : 500,
 		    _("Something went wrong"),
 		    _("Your payment was not taken. Please try again shortly."), s);
+		retry_after(req, out.http_status);
 	}
 out:
 	PQclear(s);

@@ -145,15 +145,23 @@ END_TEST
 START_TEST(test_database_outage)
 {
 	struct http_resp r;
-	char hv[16];
-	int i, ok = 0;
+	char hv[16], pv[16], sid[37], page[64];
+	int i, ok = 0, page_status;
 
+	new_session(fx.auth_a, GOOD_BODY, sid);
+	snprintf(page, sizeof(page), "/checkout/%s", sid);
 	/* The database goes away: 503 with the usual body, and the workers stay up. */
 	ck_assert_int_eq(sh("\"$MP_STACK\" pg-stop \"$MARKETPAY_STACK_DIR\""), 0);
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 	assert_fail(&r, 503, "temporarily unavailable");
 	if (http_header(&r, "Retry-After", hv, sizeof(hv)) == NULL)
 		hv[0] = '\0';
+	http_free(&r);
+	/* The customer's page too, with when to try again (it had none). */
+	ck_assert_int_eq(http_do("GET", page, NULL, NULL, 0, &r), 0);
+	page_status = r.status;
+	if (http_header(&r, "Retry-After", pv, sizeof(pv)) == NULL)
+		pv[0] = '\0';
 	http_free(&r);
 	ck_assert_int_eq(http_do("GET", "/api/v1/health", NULL, NULL, 0, &r), 0);
 	ck_assert_int_eq(r.status, 503);
@@ -162,6 +170,8 @@ START_TEST(test_database_outage)
 	ck_assert_int_eq(sh("\"$MP_STACK\" pg-start \"$MARKETPAY_STACK_DIR\""), 0);
 	/* Checked once the database is back: a failure must not leave it stopped for the rest. */
 	ck_assert_str_eq(hv, "1");
+	ck_assert_int_eq(page_status, 503);
+	ck_assert_str_eq(pv, "1");
 	for (i = 0; i < 100 && !ok; i++) {
 		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 		ok = r.status == 200;
