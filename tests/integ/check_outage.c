@@ -248,7 +248,11 @@ START_TEST(test_deadlock_broken)
 		    strcmp(db_state(c, "BEGIN", 0, NULL, st), "00000") == 0 &&
 		    strcmp(db_state(c, lock, 1, acct, st), "00000") == 0;
 
-		/* Held: the parent sends the refund; once it waits, the wallet is asked for. */
+		/*
+		 * Held: the parent sends the refund; once it waits, the wallet is asked for.
+		 * lock_waiters() asks on the fixture's connection, inherited: the parent uses it
+		 * again only once this child is gone, and _exit sends no Terminate on it.
+		 */
 		if (write(fd[1], "h", 1) != 1 || !ok)
 			_exit(2);
 		for (i = 0; i < 100 && lock_waiters() < 1; i++)
