@@ -16,6 +16,8 @@ struct app {
 	unsigned char secret[CRYPTO_KEY_LEN];   /* keys the checkout form's CSRF tokens */
 	struct crypto_pkey *pin_key;            /* decrypts transfer PINs; NULL: not configured */
 	char *pin_public_pem;                   /* its public half, for merchants */
+	int reads;                              /* fd 0 is the pool's reads socket */
+	int other_sock;                         /* the pool's other socket, for metrics; -1 */
 };
 
 #endif

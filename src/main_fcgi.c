@@ -129,14 +129,15 @@ pool_load(void *ctx)
 
 /*
  * One worker: serves requests on fd 0 until a stop signal; returns the exit status. reads:
- * fd 0 is the pool's reads socket, which nginx passes GET and HEAD requests to.
+ * fd 0 is the pool's reads socket, which nginx passes GET and HEAD requests to; other: the
+ * pool's other socket (-1: none), whose queue a scrape reports.
  */
 static int
-worker(void *ctx, int reads)
+worker(void *ctx, int reads, int other)
 {
 	const struct opts *o = ctx;
 	const char *path = o->path;
-	struct app app = { 0 };
+	struct app app = { .reads = reads, .other_sock = other };
 	struct fcgi *f = NULL;
 	struct req *req;
 	char err[512], epath[256], emethod[32];
@@ -290,5 +291,5 @@ main(int argc, char **argv)
 	}
 	size.workers = (int)workers;
 	size.read_workers = (int)reads;
-	return workers > 0 ? pool_run(&size, &hooks) : worker(&o, 0);
+	return workers > 0 ? pool_run(&size, &hooks) : worker(&o, 0, -1);
 }

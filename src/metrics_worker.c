@@ -156,25 +156,42 @@ requests_text(struct metrics_text *t, const uint64_t *v, size_t nr)
 	}
 }
 
+/*
+ * The listen queue of socket fd (-1: none) as NAME and NAME_limit; what is the socket's
+ * name in their help ("FastCGI socket", "reads socket").
+ */
 static void
-pool_text(struct metrics_text *t, const struct metrics_sum *s)
+queue_text(struct metrics_text *t, int fd, const char *name, const char *what)
 {
+	char limit[96], help[160];
 	unsigned queued, backlog;
+
+	if (fd < 0 || listenq_depth(fd, &queued, &backlog) != 0)
+		return;
+	snprintf(limit, sizeof(limit), "%s_limit", name);
+	snprintf(help, sizeof(help), "Connections waiting on the pool's %s for a worker.", what);
+	metrics_text_family(t, name, "gauge", help);
+	metrics_text_value(t, name, "", queued);
+	snprintf(help, sizeof(help), "The most connections the %s's queue holds (its backlog).",
+	    what);
+	metrics_text_family(t, limit, "gauge", help);
+	metrics_text_value(t, limit, "", backlog);
+}
+
+static void
+pool_text(struct metrics_text *t, const struct metrics_sum *s, const struct app *app)
+{
+	/* This worker's socket is fd 0; the pool's other one, if any, app->other_sock (> 0). */
+	int other = app->other_sock > 0 ? app->other_sock : -1;
 
 	metrics_text_family(t, "marketpay_pool_workers", "gauge",
 	    "The pool's workers alive, busy with a request (this scrape's own among them) or "
 	    "idle.");
 	metrics_text_value(t, "marketpay_pool_workers", "state=\"busy\"", s->busy);
 	metrics_text_value(t, "marketpay_pool_workers", "state=\"idle\"", s->live - s->busy);
-	/* fd 0: the FastCGI socket every worker of the pool accepts on. */
-	if (listenq_depth(0, &queued, &backlog) == 0) {
-		metrics_text_family(t, "marketpay_pool_listen_queue", "gauge",
-		    "Connections waiting on the pool's FastCGI socket for a worker.");
-		metrics_text_value(t, "marketpay_pool_listen_queue", "", queued);
-		metrics_text_family(t, "marketpay_pool_listen_queue_limit", "gauge",
-		    "The most connections the FastCGI socket's queue holds (its backlog).");
-		metrics_text_value(t, "marketpay_pool_listen_queue_limit", "", backlog);
-	}
+	queue_text(t, app->reads ? other : 0, "marketpay_pool_listen_queue", "FastCGI socket");
+	queue_text(t, app->reads ? 0 : other, "marketpay_pool_reads_listen_queue",
+	    "reads socket");
 	metrics_text_family(t, "marketpay_db_reconnects_total", "counter",
 	    "Database connections the pool's workers made again after losing one.");
 	metrics_text_value(t, "marketpay_db_reconnects_total", "", s->values[MW_DB_RECONNECTS]);
@@ -235,7 +252,7 @@ metrics_get(struct app *app, struct req *req, void *in)
 	if (metrics_path(app->cfg.metrics_dir, env, "fcgi", path, sizeof(path)) != NULL)
 		metrics_read(path, n, &s);
 	requests_text(&t, s.values, nr);
-	pool_text(&t, &s);
+	pool_text(&t, &s, app);
 	if (metrics_path(app->cfg.metrics_dir, env, "webhookd", path, sizeof(path)) == NULL ||
 	    metrics_read(path, MD__MAX, &s) != 0)
 		memset(s.values, 0, MD__MAX * sizeof(uint64_t));

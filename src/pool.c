@@ -94,6 +94,21 @@ free_slot(struct pool *p)
 	return &p->w[p->cap - 8];
 }
 
+/* Exchanges what fds a and b refer to; 0, or -1. */
+static int
+swap_fds(int a, int b)
+{
+	int t = dup(a);
+
+	if (t < 0 || dup2(b, a) < 0 || dup2(t, b) < 0) {
+		if (t >= 0)
+			close(t);
+		return -1;
+	}
+	close(t);
+	return 0;
+}
+
 static int
 spawn(struct pool *p, int reads)
 {
@@ -113,13 +128,13 @@ spawn(struct pool *p, int reads)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		log_close();
-		/* One socket each: a reads worker's on fd 0 too. */
-		if (p->size.reads_fd >= 0) {
-			if (reads && dup2(p->size.reads_fd, 0) < 0)
-				_exit(1);
-			close(p->size.reads_fd);
-		}
-		exit(p->hooks->worker(p->hooks->ctx, reads));
+		/*
+		 * Each accepts on fd 0: a reads worker swaps the two sockets, and either keeps the
+		 * other at reads_fd, only to report its queue.
+		 */
+		if (reads && swap_fds(0, p->size.reads_fd) != 0)
+			_exit(1);
+		exit(p->hooks->worker(p->hooks->ctx, reads, p->size.reads_fd));
 	}
 	w->pid = pid;
 	w->reads = reads;

@@ -16,9 +16,10 @@ struct pool_hooks {
 	int (*load)(void *ctx);
 	/*
 	 * Runs one worker in a child process, accepting on fd 0; returns its exit status.
-	 * reads is 1 for a worker of the reads socket (fd 0 is then that socket).
+	 * reads is 1 for a worker of the reads socket (fd 0 is then that socket); other is the
+	 * pool's other socket, open for its figures (never accepted on), or -1.
 	 */
-	int (*worker)(void *ctx, int reads);
+	int (*worker)(void *ctx, int reads, int other);
 	void *ctx;
 };
 

@@ -39,6 +39,8 @@ export MP_POOL=${MP_POOL:-systemd}
 reads=0
 [ -n "$MP_POOL" ] && reads=${MP_READ_WORKERS:-1}
 export MP_READ_WORKERS=$reads
+# The scrape server (nginx/marketpay-metrics.conf): each socket's queue.
+export MP_METRICS=1
 mpload=${MPLOAD:-$builddir/tests/load/mpload}
 [ -x "$mpload" ] || bail "$mpload is missing (make check builds it)"
 command -v systemd-socket-activate >/dev/null ||
@@ -111,6 +113,13 @@ read_by_reads_worker() {
 		grep -q " pid=${pid:-none} .*worker ready (reads socket)$" "$dir/stack/fcgi.log"
 }
 read_by_reads_worker start
+if [ "$reads" -gt 0 ]; then
+	curl -fsS -o "$dir/metrics.txt" "http://127.0.0.1:$(cat "$dir/stack/metrics.port")/metrics/sandbox" ||
+		true
+	for m in marketpay_pool_listen_queue_limit marketpay_pool_reads_listen_queue_limit; do
+		check "a scrape gives $m" grep -Eq "^$m [1-9][0-9]*$" "$dir/metrics.txt"
+	done
+fi
 
 # mpload's count of one kind: field NAME of its "kind=create" summary line.
 field() { awk -v k="$2" '/^kind=create / { for (i = 2; i <= NF; i++) { split($i, a, "=");

@@ -29,7 +29,8 @@ struct seen {
 	pid_t pid;
 	ino_t ino;		/* its fd 0's */
 	int reads;		/* as the pool told it */
-	int fd4_open;		/* the pool's reads socket still open in it */
+	int other;		/* the other socket's fd, as the pool told it */
+	ino_t other_ino;	/* that fd's */
 };
 static char refuse_flag[64];	/* while this file exists, the load hook fails */
 
@@ -179,14 +180,16 @@ load(void *ctx)
 }
 
 static int
-stand_in(void *ctx, int reads)
+stand_in(void *ctx, int reads, int other)
 {
-	struct seen me = { getpid(), 0, reads, fcntl(4, F_GETFD) != -1 };
+	struct seen me = { getpid(), 0, reads, other, 0 };
 	struct stat st;
 
 	(void)ctx;
 	if (fstat(0, &st) == 0)
 		me.ino = st.st_ino;
+	if (other >= 0 && fstat(other, &st) == 0)
+		me.other_ino = st.st_ino;
 	if (write(report[1], &me, sizeof(me)) != (ssize_t)sizeof(me))
 		return 1;
 	for (;;)
@@ -290,7 +293,8 @@ END_TEST
 
 /*
  * One worker on the socket of every request and two on the reads socket: each accepts on its
- * own as fd 0, none holds the other socket, and a reads worker that dies comes back as one.
+ * own as fd 0 and holds the other at fd 4 (for its queue's figures), and a reads worker that
+ * dies comes back as one.
  */
 START_TEST(test_run_reads)
 {
@@ -317,7 +321,8 @@ START_TEST(test_run_reads)
 	ck_assert_int_eq(next_pid(300), 0);
 	for (i = 0, st = 0; i < 3; i++) {
 		ck_assert(w[i].ino == (w[i].reads ? sb.st_ino : sa.st_ino));
-		ck_assert_int_eq(w[i].fd4_open, 0);
+		ck_assert_int_eq(w[i].other, 4);
+		ck_assert(w[i].other_ino == (w[i].reads ? sa.st_ino : sb.st_ino));
 		st += w[i].reads;
 		if (w[i].reads)
 			reads_pid = w[i].pid;
@@ -326,7 +331,7 @@ START_TEST(test_run_reads)
 
 	ck_assert_int_eq(kill(reads_pid, SIGKILL), 0);
 	ck_assert_int_gt((n = next_seen(5000)).pid, 0);
-	ck_assert(n.reads == 1 && n.ino == sb.st_ino);
+	ck_assert(n.reads == 1 && n.ino == sb.st_ino && n.other_ino == sa.st_ino);
 	ck_assert_int_eq(next_pid(300), 0);
 
 	ck_assert_int_eq(kill(pool, SIGTERM), 0);
