@@ -187,25 +187,38 @@ END_TEST
 /*
  * The database takes no writes (a demoted primary after a failover, or a standby: SQLSTATE
  * 25006): a 503 with the usual body, nothing stored, and writes again once it takes them.
- * It was a 500.
+ * It was a 500. The checkout page's payment gets a 503 too, with its Retry-After.
  */
 START_TEST(test_read_only)
 {
-	struct http_resp r;
-	char before[32];
+	struct http_resp r, page;
+	char before[32], ledger[32], sid[37], ra[8];
 	int i, ok = 0;
 
+	open_session(fx.auth_a, "5.00", "order-read-only", sid);
 	snprintf(before, sizeof(before), "%s", db_value("SELECT count(*) FROM payment_sessions",
+	    NULL));
+	snprintf(ledger, sizeof(ledger), "%s", db_value("SELECT count(*) FROM ledger_transactions",
 	    NULL));
 	ck_assert_int_eq(sh("psql -X -qAt -c \"ALTER SYSTEM SET default_transaction_read_only ="
 	    " on\" -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
 	usleep(300000);
+	/* Both requests first, then writes back on, then the checks: a failed check must not
+	 * leave the database read-only for the tests after this one. */
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
-	assert_fail(&r, 503, "temporarily unavailable");
-	http_free(&r);
-	ck_assert_str_eq(db_value("SELECT count(*) FROM payment_sessions", NULL), before);
+	/* The customer's payment on the page: 503, with when to try again; nothing taken. */
+	pay_card(sid, TEST_CARD, &page);
 	ck_assert_int_eq(sh("psql -X -qAt -c 'ALTER SYSTEM RESET default_transaction_read_only'"
 	    " -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
+	assert_fail(&r, 503, "temporarily unavailable");
+	http_free(&r);
+	ck_assert_msg(page.status == 503, "%ld %s", page.status, page.body);
+	ck_assert_str_eq(http_header(&page, "Retry-After", ra, sizeof(ra)), "1");
+	http_free(&page);
+	ck_assert_str_eq(db_value("SELECT count(*) FROM payment_sessions", NULL), before);
+	ck_assert_str_eq(db_value("SELECT status FROM payment_sessions WHERE id = $1::uuid", sid),
+	    "open");
+	ck_assert_str_eq(db_value("SELECT count(*) FROM ledger_transactions", NULL), ledger);
 	for (i = 0; i < 50 && !ok; i++) {
 		ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 		ok = r.status == 200;
