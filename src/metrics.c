@@ -14,7 +14,7 @@
 
 #define MAGIC 0x4d504d31u   /* "MPM1" */
 #define HEAD_BYTES 64
-#define SLOT_HEAD 16        /* pid, busy, padding */
+#define SLOT_HEAD 16        /* pid, busy, group, padding */
 
 const uint64_t metrics_bucket_us[METRICS_BUCKETS] = {
 	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 2500000, 10000000,
@@ -35,7 +35,8 @@ struct head {
 struct slot {
 	int32_t pid;        /* 0: free; slot 0 (the retired totals) keeps -1 */
 	int32_t busy;
-	uint32_t pad[2];
+	uint32_t group;     /* < METRICS_GROUPS */
+	uint32_t pad;
 	uint64_t v[];
 };
 
@@ -150,6 +151,7 @@ retire_and_take(void *base, size_t nvalues)
 				s->v[k] = 0;
 			}
 			s->busy = 0;
+			s->group = 0;
 			__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
 		}
 		if (free_slot == NULL)
@@ -243,6 +245,13 @@ metrics_set_busy(bool busy)
 		__atomic_store_n(&mine->busy, busy ? 1 : 0, __ATOMIC_RELAXED);
 }
 
+void
+metrics_set_group(unsigned g)
+{
+	if (mine != NULL && g < METRICS_GROUPS)
+		__atomic_store_n(&mine->group, g, __ATOMIC_RELAXED);
+}
+
 int
 metrics_read(const char *path, size_t nvalues, struct metrics_sum *out)
 {
@@ -252,9 +261,11 @@ metrics_read(const char *path, size_t nvalues, struct metrics_sum *out)
 	size_t i, k, len = file_bytes(nvalues);
 	int fd, rc = -1;
 	int32_t pid;
+	uint32_t g;
 
 	memset(out->values, 0, nvalues * sizeof(uint64_t));
-	out->live = out->busy = 0;
+	memset(out->live, 0, sizeof(out->live));
+	memset(out->busy, 0, sizeof(out->busy));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
 	/* Shared: no process retires a slot while we add, so nothing is counted twice. */
@@ -269,8 +280,9 @@ metrics_read(const char *path, size_t nvalues, struct metrics_sum *out)
 		for (k = 0; k < nvalues; k++)
 			out->values[k] += __atomic_load_n(&s->v[k], __ATOMIC_RELAXED);
 		if (i > 0 && alive(pid)) {
-			out->live++;
-			out->busy += __atomic_load_n(&s->busy, __ATOMIC_RELAXED) != 0;
+			g = __atomic_load_n(&s->group, __ATOMIC_RELAXED) % METRICS_GROUPS;
+			out->live[g]++;
+			out->busy[g] += __atomic_load_n(&s->busy, __ATOMIC_RELAXED) != 0;
 		}
 	}
 	rc = 0;

@@ -58,17 +58,26 @@ void metrics_observe_in(size_t hist, const uint64_t *bounds, uint64_t us);
 /* Marks this process busy with a request (true) or waiting for one (false). */
 void metrics_set_busy(bool busy);
 
+/*
+ * The groups a reader counts processes in (a pool's two sockets); a process is in group 0
+ * until it says otherwise.
+ */
+#define METRICS_GROUPS 2
+
+/* Puts this process in group g (< METRICS_GROUPS); a no-op when not attached. */
+void metrics_set_group(unsigned g);
+
 /* The bucket of a histogram that us microseconds fall in (METRICS_BUCKETS: +Inf). */
 size_t metrics_bucket(uint64_t us);
 
 /* The same for the upper bounds bounds (METRICS_BUCKETS of them). */
 size_t metrics_bucket_in(const uint64_t *bounds, uint64_t us);
 
-/* What metrics_read found: the sums, and the processes alive with a slot. */
+/* What metrics_read found: the sums, and the processes alive with a slot, by group. */
 struct metrics_sum {
 	uint64_t *values;   /* nvalues counters summed over every slot, the retired ones too */
-	unsigned live;      /* processes alive with a slot */
-	unsigned busy;      /* of them, busy */
+	unsigned live[METRICS_GROUPS];  /* processes alive with a slot */
+	unsigned busy[METRICS_GROUPS];  /* of them, busy */
 };
 
 /*

@@ -70,6 +70,8 @@ metrics_worker_attach(struct app *app)
 	if (metrics_attach(path, nvalues()) != 0)
 		log_msg(LOG_LVL_WARN, NULL, "metrics file %s: %s; this worker's requests are not "
 		    "counted", path, strerror(errno));
+	/* Counted with the workers of its socket: group 1 for the reads socket's. */
+	metrics_set_group(app->reads ? 1 : 0);
 }
 
 void
@@ -178,17 +180,31 @@ queue_text(struct metrics_text *t, int fd, const char *name, const char *what)
 	metrics_text_value(t, limit, "", backlog);
 }
 
+/* The workers of one socket, busy and idle, as NAME{state}; what is that socket's name. */
+static void
+workers_text(struct metrics_text *t, const char *name, const char *what, unsigned live,
+    unsigned busy)
+{
+	char help[160];
+
+	snprintf(help, sizeof(help), "The workers alive on the pool's %s, busy with a request "
+	    "(this scrape's own among them) or idle.", what);
+	metrics_text_family(t, name, "gauge", help);
+	metrics_text_value(t, name, "state=\"busy\"", busy);
+	metrics_text_value(t, name, "state=\"idle\"", live - busy);
+}
+
 static void
 pool_text(struct metrics_text *t, const struct metrics_sum *s, const struct app *app)
 {
 	/* This worker's socket is fd 0; the pool's other one, if any, app->other_sock (> 0). */
 	int other = app->other_sock > 0 ? app->other_sock : -1;
 
-	metrics_text_family(t, "marketpay_pool_workers", "gauge",
-	    "The pool's workers alive, busy with a request (this scrape's own among them) or "
-	    "idle.");
-	metrics_text_value(t, "marketpay_pool_workers", "state=\"busy\"", s->busy);
-	metrics_text_value(t, "marketpay_pool_workers", "state=\"idle\"", s->live - s->busy);
+	workers_text(t, "marketpay_pool_workers", "FastCGI socket", s->live[0], s->busy[0]);
+	/* Only a pool with a reads socket: a worker of either socket then knows the other. */
+	if (app->reads || other >= 0)
+		workers_text(t, "marketpay_pool_reads_workers", "reads socket", s->live[1],
+		    s->busy[1]);
 	queue_text(t, app->reads ? other : 0, "marketpay_pool_listen_queue", "FastCGI socket");
 	queue_text(t, app->reads ? 0 : other, "marketpay_pool_reads_listen_queue",
 	    "reads socket");
@@ -256,7 +272,7 @@ metrics_get(struct app *app, struct req *req, void *in)
 	if (metrics_path(app->cfg.metrics_dir, env, "webhookd", path, sizeof(path)) == NULL ||
 	    metrics_read(path, MD__MAX, &s) != 0)
 		memset(s.values, 0, MD__MAX * sizeof(uint64_t));
-	metrics_delivery_text(&t, s.values, s.live);
+	metrics_delivery_text(&t, s.values, s.live[0]);
 	backlog_text(&t, app);
 	if (t.failed)
 		goto out;

@@ -119,6 +119,11 @@ if [ "$reads" -gt 0 ]; then
 	for m in marketpay_pool_listen_queue_limit marketpay_pool_reads_listen_queue_limit; do
 		check "a scrape gives $m" grep -Eq "^$m [1-9][0-9]*$" "$dir/metrics.txt"
 	done
+	# Each socket's workers, busy and idle, counted apart.
+	alive() { awk -v m="$1" 'index($0, m "{state=") == 1 { n += $2 } END { print n + 0 }' \
+		"$dir/metrics.txt"; }
+	check "the scrape counts $workers workers on the FastCGI socket, $reads on the reads socket" \
+		[ "$(alive marketpay_pool_workers) $(alive marketpay_pool_reads_workers)" = "$workers $reads" ]
 fi
 
 # mpload's count of one kind: field NAME of its "kind=create" summary line.

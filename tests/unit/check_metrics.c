@@ -44,11 +44,13 @@ teardown(void)
 
 /*
  * A child process that attaches, adds add to counter 0 and observes us once, marks itself
- * busy when busy, then tells the parent (the pipe) and either exits at once or waits to be
+ * busy when busy (and in group 1 when in_group1), then tells the parent (the pipe) and either exits at once or waits to be
  * killed. Returns its pid once it has counted.
  */
+static unsigned g1_live, g1_busy;
+
 static pid_t
-child(uint64_t add, uint64_t us, bool busy, bool stay)
+child_in(uint64_t add, uint64_t us, bool busy, bool stay, bool in_group1)
 {
 	int p[2];
 	char c;
@@ -62,6 +64,8 @@ child(uint64_t add, uint64_t us, bool busy, bool stay)
 		metrics_add(0, add);
 		metrics_observe(HIST, us);
 		metrics_set_busy(busy);
+		if (in_group1)
+			metrics_set_group(1);
 		if (write(p[1], "x", 1) != 1)
 			_exit(4);
 		if (stay)
@@ -73,6 +77,12 @@ child(uint64_t add, uint64_t us, bool busy, bool stay)
 	ck_assert_int_eq(read(p[0], &c, 1), 1);
 	close(p[0]);
 	return pid;
+}
+
+static pid_t
+child(uint64_t add, uint64_t us, bool busy, bool stay)
+{
+	return child_in(add, us, busy, stay, false);
 }
 
 static void
@@ -88,21 +98,24 @@ reap(pid_t pid, bool kill_it)
 		    status);
 }
 
+/* Reads the file into v; the processes alive and busy of group 0, and of group 1 in g1. */
 static void
 sum(uint64_t *v, unsigned *live, unsigned *busy)
 {
 	struct metrics_sum s = { .values = v };
 
 	ck_assert_int_eq(metrics_read(path, NV, &s), 0);
-	*live = s.live;
-	*busy = s.busy;
+	*live = s.live[0];
+	*busy = s.busy[0];
+	g1_live = s.live[1];
+	g1_busy = s.busy[1];
 }
 
 START_TEST(test_processes_summed_once)
 {
 	uint64_t v[NV];
 	unsigned live, busy;
-	pid_t a, b, c;
+	pid_t a, b, c, d;
 
 	/* Two live processes, one busy: their counts add up. */
 	a = child(5, 2000, true, true);
@@ -126,6 +139,24 @@ START_TEST(test_processes_summed_once)
 	sum(v, &live, &busy);
 	ck_assert_uint_eq(v[0], 13);
 	ck_assert_uint_eq(live, 2);
+	/* A process of group 1 (a pool's reads socket) is counted there, and only there. */
+	ck_assert_uint_eq(g1_live, 0);
+	d = child_in(2, 0, true, true, true);
+	sum(v, &live, &busy);
+	ck_assert_uint_eq(v[0], 15);
+	ck_assert_uint_eq(live, 2);
+	ck_assert_uint_eq(busy, 0);
+	ck_assert_uint_eq(g1_live, 1);
+	ck_assert_uint_eq(g1_busy, 1);
+	/* Its slot, retired and taken again, holds a process of group 0. */
+	reap(d, true);
+	reap(child(0, 0, true, false), false);
+	d = child(0, 0, true, true);
+	sum(v, &live, &busy);
+	ck_assert_uint_eq(live, 3);
+	ck_assert_uint_eq(busy, 1);
+	ck_assert_uint_eq(g1_live, 0);
+	reap(d, true);
 	/* Many restarts over: still each count once. */
 	reap(child(10, 0, false, false), false);
 	reap(child(10, 0, false, false), false);
@@ -133,7 +164,7 @@ START_TEST(test_processes_summed_once)
 	reap(c, true);
 	reap(child(100, 0, false, false), false);
 	sum(v, &live, &busy);
-	ck_assert_uint_eq(v[0], 133);
+	ck_assert_uint_eq(v[0], 135);
 	ck_assert_uint_eq(v[HIST + METRICS_BUCKETS + 1], 22000);
 	ck_assert_uint_eq(live, 0);
 }
@@ -159,6 +190,7 @@ START_TEST(test_layout_replaced)
 	metrics_add(0, 1);
 	metrics_observe(HIST, 1);
 	metrics_set_busy(true);
+	metrics_set_group(1);
 }
 END_TEST
 
