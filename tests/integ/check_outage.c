@@ -5,6 +5,7 @@
  * statements in one round trip, as an Idempotency-Key's begin and end run) against the
  * stack's database: a failure in the middle, a COMMIT that rolls back, the connection lost.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,62 @@ START_TEST(test_database_outage)
 }
 END_TEST
 
+/* A refund's case: a merchant (PIN 1234, fee 1.00) paid 10.00 from a new wallet. */
+struct refund_case {
+	struct merchant m;
+	char wallet[16], sid[37];
+	const char *h[4];   /* JSON_CT, the merchant's key, an Idempotency-Key or NULL */
+	int fd[2];          /* refund_waiting's child writes its status code here */
+	pid_t child;
+	bool waited;        /* the child's request was seen waiting for a lock */
+};
+
+/* Makes t's merchant, wallet and session paid for order; key: an Idempotency-Key or NULL. */
+static void
+paid_case(struct refund_case *t, const char *order, const char *key)
+{
+	memset(t, 0, sizeof(*t));
+	new_merchant(&t->m, "1234", "1.00", true);
+	new_customer("10.00", t->wallet);
+	paid_session(t->m.auth, "10.00", order, t->wallet, t->sid);
+	t->h[0] = JSON_CT;
+	t->h[1] = t->m.auth;
+	t->h[2] = key;
+}
+
+/*
+ * After t's refund of 4.00 answered 503: nothing refunded or moved; the same request then
+ * refunds, once.
+ */
+static void
+refund_undone_then_retried(const struct refund_case *t)
+{
+	struct http_resp r;
+
+	ck_assert_str_eq(db_value("SELECT count(*) FROM refunds WHERE session_id = $1::uuid",
+	    t->sid), "0");
+	ck_assert_str_eq(db_value("SELECT status || ' ' || amount_refunded FROM payment_sessions"
+	    " WHERE id = $1::uuid", t->sid), "paid 0");
+	ck_assert_int_eq(balance_of(t->wallet), 0);
+	ck_assert_int_eq(balance_of(t->m.acct), 1100);
+	assert_ledger_ok();
+	ck_assert_int_eq(http_do("POST", refunds_path(t->sid), t->h, "{\"amount\":4.00}", -1, &r),
+	    0);
+	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+	http_free(&r);
+	ck_assert_int_eq(balance_of(t->wallet), 400);
+	ck_assert_int_eq(balance_of(t->m.acct), 700);
+	assert_ledger_ok();
+}
+
+/* ALTER SYSTEM what (SET name = value, or RESET name), then the reload that applies it. */
+static void
+alter_system(const char *what)
+{
+	ck_assert_int_eq(sh("psql -X -qAt -c \"ALTER SYSTEM %s\" -c 'SELECT pg_reload_conf()'"
+	    " >/dev/null", what), 0);
+}
+
 /*
  * The database takes no writes (a demoted primary after a failover, or a standby: SQLSTATE
  * 25006): a 503 with the usual body, nothing stored, and writes again once it takes them.
@@ -200,16 +257,14 @@ START_TEST(test_read_only)
 	    NULL));
 	snprintf(ledger, sizeof(ledger), "%s", db_value("SELECT count(*) FROM ledger_transactions",
 	    NULL));
-	ck_assert_int_eq(sh("psql -X -qAt -c \"ALTER SYSTEM SET default_transaction_read_only ="
-	    " on\" -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
+	alter_system("SET default_transaction_read_only = on");
 	usleep(300000);
 	/* Both requests first, then writes back on, then the checks: a failed check must not
 	 * leave the database read-only for the tests after this one. */
 	ck_assert_int_eq(create(fx.auth_a, GOOD_BODY, -1, NULL, &r), 0);
 	/* The customer's payment on the page: 503, with when to try again; nothing taken. */
 	pay_card(sid, TEST_CARD, &page);
-	ck_assert_int_eq(sh("psql -X -qAt -c 'ALTER SYSTEM RESET default_transaction_read_only'"
-	    " -c 'SELECT pg_reload_conf()' >/dev/null"), 0);
+	alter_system("RESET default_transaction_read_only");
 	assert_fail(&r, 503, "temporarily unavailable");
 	http_free(&r);
 	ck_assert_msg(page.status == 503, "%ld %s", page.status, page.body);
@@ -242,20 +297,16 @@ END_TEST
 START_TEST(test_deadlock_broken)
 {
 	static const char lock[] = "SELECT 1 FROM accounts WHERE account_number = $1 FOR UPDATE";
-	const char *h[] = { JSON_CT, NULL, "Idempotency-Key: deadlock-1", NULL };
-	struct merchant m;
+	struct refund_case t;
 	struct http_resp r;
-	char wallet[16], sid[37], st[6];
+	char st[6];
 	int fd[2], status = 0;
 	pid_t child;
 
-	new_merchant(&m, "1234", "1.00", true);
-	new_customer("10.00", wallet);
-	paid_session(m.auth, "10.00", "order-deadlock", wallet, sid);
-	h[1] = m.auth;
+	paid_case(&t, "order-deadlock", "Idempotency-Key: deadlock-1");
 	ck_assert_int_eq(pipe(fd), 0);
 	if ((child = fork()) == 0) {
-		const char *acct[] = { m.acct }, *w[] = { wallet };
+		const char *acct[] = { t.m.acct }, *w[] = { t.wallet };
 		PGconn *c = db_connect_as(NULL);
 		int i, ok = PQstatus(c) == CONNECTION_OK &&
 		    strcmp(db_state(c, "BEGIN", 0, NULL, st), "00000") == 0 &&
@@ -278,28 +329,52 @@ START_TEST(test_deadlock_broken)
 		_exit(ok ? 0 : 3);
 	}
 	ck_assert_int_eq(read(fd[0], st, 1), 1);
-	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
+	ck_assert_int_eq(http_do("POST", refunds_path(t.sid), t.h, "{\"amount\":4.00}", -1, &r), 0);
 	waitpid(child, &status, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other side: %d", status);
 	assert_fail(&r, 503, "temporarily unavailable");
 	ck_assert_str_eq(http_header(&r, "Retry-After", st, sizeof(st)), "1");
 	http_free(&r);
-	ck_assert_str_eq(db_value("SELECT count(*) FROM refunds WHERE session_id = $1::uuid", sid),
-	    "0");
-	ck_assert_str_eq(db_value("SELECT status || ' ' || amount_refunded FROM payment_sessions"
-	    " WHERE id = $1::uuid", sid), "paid 0");
-	ck_assert_int_eq(balance_of(wallet), 0);
-	ck_assert_int_eq(balance_of(m.acct), 1100);
-	assert_ledger_ok();
-	/* The retry, with the same key, is done once. */
-	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
-	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
-	http_free(&r);
-	ck_assert_int_eq(balance_of(wallet), 400);
-	ck_assert_int_eq(balance_of(m.acct), 700);
-	assert_ledger_ok();
+	refund_undone_then_retried(&t);
 }
 END_TEST
+
+/*
+ * Sends t's refund of 4.00 from a child, and waits until a backend waits for a lock (5 s at
+ * most; t->waited says whether one did). refund_answer() reads the child's status code.
+ */
+static void
+refund_waiting(struct refund_case *t)
+{
+	struct http_resp r;
+	int i;
+
+	ck_assert_int_eq(pipe(t->fd), 0);
+	if ((t->child = fork()) == 0) {
+		long st = http_do("POST", refunds_path(t->sid), t->h, "{\"amount\":4.00}", -1,
+		    &r) == 0 ? r.status : -1;
+
+		_exit(write(t->fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
+	}
+	for (i = 0; i < 100 && lock_waiters() < 1; i++)
+		usleep(50000);
+	t->waited = i < 100;
+}
+
+/* The status code of refund_waiting's request (-1: none), once its child is gone. */
+static long
+refund_answer(struct refund_case *t)
+{
+	long got = -1;
+	int status;
+
+	if (read(t->fd[0], &got, sizeof(got)) != (ssize_t)sizeof(got))
+		got = -1;
+	waitpid(t->child, &status, 0);
+	close(t->fd[0]);
+	close(t->fd[1]);
+	return got;
+}
 
 /*
  * A statement cancelled (57014: statement_timeout, or pg_cancel_backend as here) while the
@@ -308,47 +383,53 @@ END_TEST
  */
 START_TEST(test_statement_cancelled)
 {
-	const char *h[] = { JSON_CT, NULL, NULL };
+	struct refund_case t;
 	const char *p[1];
-	struct merchant m;
-	struct http_resp r;
-	char wallet[16], sid[37];
-	int fd[2], i, status = 0;
-	long got = 0;
-	pid_t child;
+	long got;
 	PGconn *c;
 
-	new_merchant(&m, "1234", "1.00", true);
-	new_customer("10.00", wallet);
-	paid_session(m.auth, "10.00", "order-cancel", wallet, sid);
-	h[1] = m.auth;
-	p[0] = sid;
+	paid_case(&t, "order-cancel", NULL);
+	p[0] = t.sid;
 	c = db_hold("SELECT 1 FROM payment_sessions WHERE id = $1::uuid FOR UPDATE", 1, p);
-	ck_assert_int_eq(pipe(fd), 0);
-	if ((child = fork()) == 0) {
-		long st = http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r) == 0 ?
-		    r.status : -1;
-
-		_exit(write(fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
-	}
-	for (i = 0; i < 100 && lock_waiters() < 1; i++)
-		usleep(50000);
-	ck_assert_int_lt(i, 100);
+	refund_waiting(&t);
+	ck_assert(t.waited);
 	ck_assert_str_eq(db_value("SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM"
 	    " pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
 	    NULL), "1");
-	ck_assert_int_eq(read(fd[0], &got, sizeof(got)), (ssize_t)sizeof(got));
-	waitpid(child, &status, 0);
+	got = refund_answer(&t);
 	db_release(c);
 	ck_assert_int_eq(got, 503);
-	ck_assert_str_eq(db_value("SELECT status || ' ' || amount_refunded FROM payment_sessions"
-	    " WHERE id = $1::uuid", sid), "paid 0");
-	ck_assert_int_eq(balance_of(wallet), 0);
-	ck_assert_int_eq(http_do("POST", refunds_path(sid), h, "{\"amount\":4.00}", -1, &r), 0);
-	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
-	http_free(&r);
-	ck_assert_int_eq(balance_of(wallet), 400);
-	assert_ledger_ok();
+	refund_undone_then_retried(&t);
+}
+END_TEST
+
+/*
+ * A serialization failure (40001): a DBA made repeatable read the default, and another
+ * transaction updates the session while the refund waits for it, so the refund cannot go on
+ * from its snapshot. Nothing was done: a 503 to retry, nothing refunded, and the same
+ * request with the same Idempotency-Key refunds once retried.
+ */
+START_TEST(test_serialization_failure)
+{
+	struct refund_case t;
+	const char *p[1];
+	long got;
+	PGconn *c;
+
+	paid_case(&t, "order-serialization", "Idempotency-Key: serialization-1");
+	p[0] = t.sid;
+	alter_system("SET default_transaction_isolation = 'repeatable read'");
+	usleep(300000);
+	c = db_hold("UPDATE payment_sessions SET status = status WHERE id = $1::uuid", 1, p);
+	/* The refund has its snapshot and waits for the session: the update commits. */
+	refund_waiting(&t);
+	db_release(c);
+	got = refund_answer(&t);
+	alter_system("RESET default_transaction_isolation");
+	usleep(300000);
+	ck_assert(t.waited);
+	ck_assert_int_eq(got, 503);
+	refund_undone_then_retried(&t);
 }
 END_TEST
 
@@ -446,6 +527,7 @@ main(void)
 	tcase_add_test(t, test_read_only);
 	tcase_add_test(t, test_deadlock_broken);
 	tcase_add_test(t, test_statement_cancelled);
+	tcase_add_test(t, test_serialization_failure);
 	tcase_add_test(t, test_graceful_stop);
 	return fixture_main(s, NULL, NULL);
 }
