@@ -185,6 +185,9 @@ START_TEST(test_database_outage)
 }
 END_TEST
 
+/* The refund every refund case sends. */
+#define REFUND_4 "{\"amount\":4.00}"
+
 /* A refund's case: a merchant (PIN 1234, fee 1.00) paid 10.00 from a new wallet. */
 struct refund_case {
 	struct merchant m;
@@ -224,8 +227,7 @@ refund_undone_then_retried(const struct refund_case *t)
 	ck_assert_int_eq(balance_of(t->wallet), 0);
 	ck_assert_int_eq(balance_of(t->m.acct), 1100);
 	assert_ledger_ok();
-	ck_assert_int_eq(http_do("POST", refunds_path(t->sid), t->h, "{\"amount\":4.00}", -1, &r),
-	    0);
+	ck_assert_int_eq(http_do("POST", refunds_path(t->sid), t->h, REFUND_4, -1, &r), 0);
 	ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
 	http_free(&r);
 	ck_assert_int_eq(balance_of(t->wallet), 400);
@@ -329,7 +331,7 @@ START_TEST(test_deadlock_broken)
 		_exit(ok ? 0 : 3);
 	}
 	ck_assert_int_eq(read(fd[0], st, 1), 1);
-	ck_assert_int_eq(http_do("POST", refunds_path(t.sid), t.h, "{\"amount\":4.00}", -1, &r), 0);
+	ck_assert_int_eq(http_do("POST", refunds_path(t.sid), t.h, REFUND_4, -1, &r), 0);
 	waitpid(child, &status, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other side: %d", status);
 	assert_fail(&r, 503, "temporarily unavailable");
@@ -351,8 +353,8 @@ refund_waiting(struct refund_case *t)
 
 	ck_assert_int_eq(pipe(t->fd), 0);
 	if ((t->child = fork()) == 0) {
-		long st = http_do("POST", refunds_path(t->sid), t->h, "{\"amount\":4.00}", -1,
-		    &r) == 0 ? r.status : -1;
+		long st = http_do("POST", refunds_path(t->sid), t->h, REFUND_4, -1, &r) == 0 ?
+		    r.status : -1;
 
 		_exit(write(t->fd[1], &st, sizeof(st)) == sizeof(st) ? 0 : 1);
 	}

@@ -42,13 +42,14 @@ teardown(void)
 	rmdir(dir);
 }
 
-/*
- * A child process that attaches, adds add to counter 0 and observes us once, marks itself
- * busy when busy (and in group 1 when in_group1), then tells the parent (the pipe) and either exits at once or waits to be
- * killed. Returns its pid once it has counted.
- */
+/* What sum() last found of group 1 (a pool's reads socket): processes alive, and busy. */
 static unsigned g1_live, g1_busy;
 
+/*
+ * A child process that attaches, adds add to counter 0 and observes us once, marks itself
+ * busy when busy (and in group 1 when in_group1), then tells the parent (the pipe) and
+ * either exits at once or waits to be killed. Returns its pid once it has counted.
+ */
 static pid_t
 child_in(uint64_t add, uint64_t us, bool busy, bool stay, bool in_group1)
 {
