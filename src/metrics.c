@@ -161,7 +161,7 @@ retire_and_take(void *base, size_t nvalues)
 }
 
 int
-metrics_attach(const char *path, size_t nvalues)
+metrics_attach(const char *path, size_t nvalues, unsigned group)
 {
 	int fd, saved;
 
@@ -178,8 +178,11 @@ metrics_attach(const char *path, size_t nvalues)
 		errno = saved;
 		return -1;
 	}
-	if ((mine = retire_and_take(map, nvalues)) != NULL)
+	/* The group is in place before the pid makes the slot visible to a reader. */
+	if ((mine = retire_and_take(map, nvalues)) != NULL) {
+		mine->group = group < METRICS_GROUPS ? group : 0;
 		__atomic_store_n(&mine->pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+	}
 	/* Explicitly: the mapping holds the open file, and with it a lock close would leave. */
 	flock(fd, LOCK_UN);
 	close(fd);
@@ -243,13 +246,6 @@ metrics_set_busy(bool busy)
 {
 	if (mine != NULL)
 		__atomic_store_n(&mine->busy, busy ? 1 : 0, __ATOMIC_RELAXED);
-}
-
-void
-metrics_set_group(unsigned g)
-{
-	if (mine != NULL && g < METRICS_GROUPS)
-		__atomic_store_n(&mine->group, g, __ATOMIC_RELAXED);
 }
 
 int

@@ -37,11 +37,18 @@ extern const uint64_t metrics_slow_bucket_us[METRICS_BUCKETS];
 #define METRICS_HIST_LEN (METRICS_BUCKETS + 2)
 
 /*
+ * The groups a reader counts processes in (a pool's two sockets); a process stays in the
+ * group it attached with.
+ */
+#define METRICS_GROUPS 2
+
+/*
  * Maps file path (created 0640 when missing) and takes a slot for this process, holding
- * nvalues counters; later metrics_add/metrics_observe calls of this process go there.
+ * nvalues counters, in group group (< METRICS_GROUPS, else 0); a reader sees the slot with
+ * its group from the start. Later metrics_add/metrics_observe calls of this process go there.
  * Returns 0, or -1 (errno set; the process then counts nothing, every call a no-op).
  */
-int metrics_attach(const char *path, size_t nvalues);
+int metrics_attach(const char *path, size_t nvalues, unsigned group);
 
 /* Leaves the slot as it is (its counts stay, retired by the next process) and unmaps. */
 void metrics_detach(void);
@@ -57,15 +64,6 @@ void metrics_observe_in(size_t hist, const uint64_t *bounds, uint64_t us);
 
 /* Marks this process busy with a request (true) or waiting for one (false). */
 void metrics_set_busy(bool busy);
-
-/*
- * The groups a reader counts processes in (a pool's two sockets); a process is in group 0
- * until it says otherwise.
- */
-#define METRICS_GROUPS 2
-
-/* Puts this process in group g (< METRICS_GROUPS); a no-op when not attached. */
-void metrics_set_group(unsigned g);
 
 /* The bucket of a histogram that us microseconds fall in (METRICS_BUCKETS: +Inf). */
 size_t metrics_bucket(uint64_t us);

@@ -12,7 +12,7 @@ metrics_delivery_attach(const struct config *cfg)
 
 	/* Without its metrics file a sender still delivers; it says so once. */
 	if (metrics_path(cfg->metrics_dir, config_env_name(cfg), "webhookd", path,
-	    sizeof(path)) != NULL && metrics_attach(path, MD__MAX) != 0)
+	    sizeof(path)) != NULL && metrics_attach(path, MD__MAX, 0) != 0)
 		log_msg(LOG_LVL_WARN, NULL, "metrics file %s: %s; this sender's deliveries are "
 		    "not counted", path, strerror(errno));
 }

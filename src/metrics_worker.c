@@ -67,11 +67,10 @@ metrics_worker_attach(struct app *app)
 	if (metrics_path(app->cfg.metrics_dir, config_env_name(&app->cfg), "fcgi", path,
 	    sizeof(path)) == NULL)
 		return;
-	if (metrics_attach(path, nvalues()) != 0)
+	/* Counted with the workers of its socket: group 1 for the reads socket's. */
+	if (metrics_attach(path, nvalues(), app->reads ? 1 : 0) != 0)
 		log_msg(LOG_LVL_WARN, NULL, "metrics file %s: %s; this worker's requests are not "
 		    "counted", path, strerror(errno));
-	/* Counted with the workers of its socket: group 1 for the reads socket's. */
-	metrics_set_group(app->reads ? 1 : 0);
 }
 
 void

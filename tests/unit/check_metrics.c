@@ -46,8 +46,8 @@ teardown(void)
 static unsigned g1_live, g1_busy;
 
 /*
- * A child process that attaches, adds add to counter 0 and observes us once, marks itself
- * busy when busy (and in group 1 when in_group1), then tells the parent (the pipe) and
+ * A child process that attaches (in group 1 when in_group1), adds add to counter 0 and
+ * observes us once, marks itself busy when busy, then tells the parent (the pipe) and
  * either exits at once or waits to be killed. Returns its pid once it has counted.
  */
 static pid_t
@@ -60,13 +60,11 @@ child_in(uint64_t add, uint64_t us, bool busy, bool stay, bool in_group1)
 	ck_assert_int_eq(pipe(p), 0);
 	if ((pid = fork()) == 0) {
 		close(p[0]);
-		if (metrics_attach(path, NV) != 0)
+		if (metrics_attach(path, NV, in_group1 ? 1 : 0) != 0)
 			_exit(3);
 		metrics_add(0, add);
 		metrics_observe(HIST, us);
 		metrics_set_busy(busy);
-		if (in_group1)
-			metrics_set_group(1);
 		if (write(p[1], "x", 1) != 1)
 			_exit(4);
 		if (stay)
@@ -180,7 +178,7 @@ START_TEST(test_layout_replaced)
 	reap(child(4, 0, false, false), false);
 	ck_assert_int_eq(metrics_read(path, NV + 1, &s), -1);
 	ck_assert_uint_eq(v[0], 0);
-	ck_assert_int_eq(metrics_attach(path, NV + 1), 0);
+	ck_assert_int_eq(metrics_attach(path, NV + 1, 0), 0);
 	metrics_add(NV, 9);
 	ck_assert_int_eq(metrics_read(path, NV + 1, &s), 0);
 	ck_assert_uint_eq(v[NV], 9);
@@ -191,7 +189,6 @@ START_TEST(test_layout_replaced)
 	metrics_add(0, 1);
 	metrics_observe(HIST, 1);
 	metrics_set_busy(true);
-	metrics_set_group(1);
 }
 END_TEST
 
@@ -207,7 +204,7 @@ START_TEST(test_missing_and_off)
 	    "/run/m/sandbox-fcgi.metrics");
 	ck_assert_ptr_null(metrics_path("/a/very/long/directory/name/indeed/longer", "production",
 	    "webhookd", out, sizeof(out)));
-	ck_assert_int_eq(metrics_attach("/nonexistent/dir/x.metrics", NV), -1);
+	ck_assert_int_eq(metrics_attach("/nonexistent/dir/x.metrics", NV, 0), -1);
 }
 END_TEST
 
