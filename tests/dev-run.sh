@@ -2,7 +2,8 @@
 # The README's first command: dev/run gives a newcomer a running sandbox stack. In a
 # directory of its own (MARKETPAY_VAR) on a free port: dev/run --detach returns once the
 # stack answers; the create-session it prints works with the demo key it made, and the
-# session's checkout page opens; a second dev/run keeps the demo merchant and key (made
+# session's checkout page opens, served by the pool's worker on the reads socket (the pool
+# runs as the systemd units run it); a second dev/run keeps the demo merchant and key (made
 # once); dev/run --stop stops everything it started. Then dev/run in the foreground, as the
 # README has it first, stops everything on SIGTERM (Ctrl-C's INT takes the same trap), both
 # once ready and while it still sets up.
@@ -54,6 +55,12 @@ check "the printed create-session answers 200 with the demo key" [ "${body##*$'\
 url=$(printf '%s' "${body%$'\n'*}" | jq -r '.url // empty' 2>/dev/null || true)
 check "create-session gives the checkout page's URL" [ -n "$url" ]
 check "the checkout page opens" [ "$(curl -s -o /dev/null -w '%{http_code}' "$url")" = 200 ]
+# The worker that logged the page's GET (each line names its pid) is the one that started
+# on the reads socket.
+page=/${url#*://*/}
+pid=$(sed -n "s|.* pid=\([0-9]*\) [^ ]* GET ${page%%\?*} status=200 .*|\1|p" "$MARKETPAY_VAR/fcgi.log" | tail -n 1)
+check "the page was served by the worker of the reads socket (pid ${pid:-none})" \
+	grep -q " pid=${pid:-none} .*worker ready (reads socket)$" "$MARKETPAY_VAR/fcgi.log"
 
 "$srcdir/dev/run" --detach >"$dir/out" 2>&1 || bail "the second dev/run --detach failed"
 # shellcheck disable=SC1091
