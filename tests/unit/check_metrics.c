@@ -42,9 +42,6 @@ teardown(void)
 	rmdir(dir);
 }
 
-/* What sum() last found of group 1 (a pool's reads socket): processes alive, and busy. */
-static unsigned g1_live, g1_busy;
-
 /*
  * A child process that attaches (in group 1 when in_group1), adds add to counter 0 and
  * observes us once, marks itself busy when busy, then tells the parent (the pipe) and
@@ -97,64 +94,64 @@ reap(pid_t pid, bool kill_it)
 		    status);
 }
 
-/* Reads the file into v; the processes alive and busy of group 0, and of group 1 in g1. */
-static void
-sum(uint64_t *v, unsigned *live, unsigned *busy)
+/*
+ * Reads the file into v; returns the processes alive and busy of each group (live[0] the
+ * FastCGI socket's, live[1] a pool's reads socket's).
+ */
+static struct metrics_sum
+sum(uint64_t *v)
 {
 	struct metrics_sum s = { .values = v };
 
 	ck_assert_int_eq(metrics_read(path, NV, &s), 0);
-	*live = s.live[0];
-	*busy = s.busy[0];
-	g1_live = s.live[1];
-	g1_busy = s.busy[1];
+	return s;
 }
 
 START_TEST(test_processes_summed_once)
 {
 	uint64_t v[NV];
-	unsigned live, busy;
+	struct metrics_sum s;
 	pid_t a, b, c, d;
 
 	/* Two live processes, one busy: their counts add up. */
 	a = child(5, 2000, true, true);
 	b = child(7, 20000, false, true);
-	sum(v, &live, &busy);
+	s = sum(v);
 	ck_assert_uint_eq(v[0], 12);
-	ck_assert_uint_eq(live, 2);
-	ck_assert_uint_eq(busy, 1);
+	ck_assert_uint_eq(s.live[0], 2);
+	ck_assert_uint_eq(s.busy[0], 1);
 	/* The histogram: 2 ms in the 2.5 ms bucket, 20 ms in the 25 ms one, the sum in us. */
 	ck_assert_uint_eq(v[HIST + metrics_bucket(2000)], 1);
 	ck_assert_uint_eq(v[HIST + metrics_bucket(20000)], 1);
 	ck_assert_uint_eq(v[HIST + METRICS_BUCKETS + 1], 22000);
 	/* One killed: its counts stay, it is no longer alive. */
 	reap(a, true);
-	sum(v, &live, &busy);
+	s = sum(v);
 	ck_assert_uint_eq(v[0], 12);
-	ck_assert_uint_eq(live, 1);
-	ck_assert_uint_eq(busy, 0);
+	ck_assert_uint_eq(s.live[0], 1);
+	ck_assert_uint_eq(s.busy[0], 0);
 	/* Its replacement retires the dead slot into the totals: nothing lost, nothing twice. */
 	c = child(1, 0, false, true);
-	sum(v, &live, &busy);
+	s = sum(v);
 	ck_assert_uint_eq(v[0], 13);
-	ck_assert_uint_eq(live, 2);
+	ck_assert_uint_eq(s.live[0], 2);
 	/* A process of group 1 (a pool's reads socket) is counted there, and only there. */
-	ck_assert_uint_eq(g1_live, 0);
+	ck_assert_uint_eq(s.live[1], 0);
 	d = child_in(2, 0, true, true, true);
-	sum(v, &live, &busy);
+	s = sum(v);
 	ck_assert_uint_eq(v[0], 15);
-	ck_assert_uint_eq(live, 2);
-	ck_assert_uint_eq(busy, 0);
-	ck_assert_uint_eq(g1_live, 1);
-	ck_assert_uint_eq(g1_busy, 1);
+	ck_assert_uint_eq(s.live[0], 2);
+	ck_assert_uint_eq(s.busy[0], 0);
+	ck_assert_uint_eq(s.live[1], 1);
+	ck_assert_uint_eq(s.busy[1], 1);
 	/* Its slot, retired and taken again, holds a process of group 0. */
 	reap(d, true);
 	reap(child(0, 0, true, false), false);
 	d = child(0, 0, true, true);
-	sum(v, &live, &busy);
-	ck_assert_uint_eq(live, 3);
-	ck_assert_uint_eq(busy, 1);
-	ck_assert_uint_eq(g1_live, 0);
+	s = sum(v);
+	ck_assert_uint_eq(s.live[0], 3);
+	ck_assert_uint_eq(s.busy[0], 1);
+	ck_assert_uint_eq(s.live[1], 0);
 	reap(d, true);
 	/* Many restarts over: still each count once. */
 	reap(child(10, 0, false, false), false);
@@ -162,10 +159,10 @@ START_TEST(test_processes_summed_once)
 	reap(b, true);
 	reap(c, true);
 	reap(child(100, 0, false, false), false);
-	sum(v, &live, &busy);
+	s = sum(v);
 	ck_assert_uint_eq(v[0], 135);
 	ck_assert_uint_eq(v[HIST + METRICS_BUCKETS + 1], 22000);
-	ck_assert_uint_eq(live, 0);
+	ck_assert_uint_eq(s.live[0], 0);
 }
 END_TEST
 
