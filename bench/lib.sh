@@ -17,6 +17,8 @@
 #                                MP_READ_WORKERS (default one per core; 0: none) workers
 #                                for GET and HEAD, as the README's units and server blocks do
 #   mp_pool_pids                 the pids of the stack's pools, as pool_pid holds them
+#   mp_prime_wal                 (run by mp_start_stack) min_wal_size of WAL segments made and
+#                                recycled, as a database in service has them; MP_PRIME_WAL=0: not
 #   mp_pg_tuning FILE            MP_PG_TUNED=1: the README's production PostgreSQL settings
 #                                (doc/postgresql/marketpay-tuning.conf scaled to the RAM) for
 #                                the stack mp_start_stack starts; mp_seed_stack DIR, when the
@@ -171,6 +173,30 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 	pool_pid=$(mp_pool_pids)
 	url=$MARKETPAY_BASE_URL
 	[ "${MP_PG_STATEMENTS:-0}" != 1 ] || pss_create
+	mp_prime_wal
+}
+
+# mp_prime_wal: the WAL segments a database in service has ready for reuse. PostgreSQL
+# makes each new 16 MB segment by writing it full of zeros and flushing it (wal_init_zero),
+# while holding the lock that every commit's flush waits for: on a new cluster, at a few
+# thousand commits a second, every commit in flight stalls for 30-120 ms every few seconds
+# (bench/README.md, "New WAL segments"). A cluster that has been through a checkpoint renames
+# the segments it no longer needs for reuse instead, min_wal_size of them at least, and no
+# commit waits for a zero-fill. So the stack's database is brought to that state before
+# any run: min_wal_size of segments written (one row and pg_switch_wal() each), then two
+# checkpoints, which recycle them. MP_PRIME_WAL=0 leaves it out (to compare).
+mp_prime_wal() {
+	[ "${MP_PRIME_WAL:-1}" != 0 ] || return 0
+	local n
+	n=$(psql -c "SELECT greatest(pg_size_bytes(current_setting('min_wal_size'))
+		/ pg_size_bytes(current_setting('wal_segment_size')), 1)")
+	posint "$n" || die "cannot read min_wal_size"
+	say "priming the WAL: $n segments (min_wal_size) made, then recycled by two checkpoints"
+	psql -c 'CREATE TABLE mp_prime_wal (n int)' \
+		-c "DO \$\$ BEGIN FOR i IN 1..$n LOOP INSERT INTO mp_prime_wal VALUES (i); COMMIT;
+			PERFORM pg_switch_wal(); END LOOP; END \$\$" \
+		-c 'DROP TABLE mp_prime_wal' -c CHECKPOINT -c CHECKPOINT >/dev/null ||
+		die "cannot prime the WAL"
 }
 
 # MP_PG_STATEMENTS=1: pg_stat_statements in the stack's PostgreSQL, tracking the statements
