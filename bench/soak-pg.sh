@@ -6,7 +6,7 @@
 #   soak_pg_step N        the columns of the interval since the last call for N requests, in
 #                         pg_cols (not a subshell: it keeps the last snapshot): db MiB, WAL
 #                         kB/req, FPI/req, ckpt, bkw, blocks/req, heap%, idx%, tuples/req,
-#                         av, aa, whq
+#                         av, aa, whq, lvl
 # shellcheck shell=bash disable=SC2034,SC2154 # tmp, srcdir, pg_pid, pool_pid: bench/lib.sh's
 
 # soak_pg_conf "name=value ...": as postgresql.conf lines (the last one of a name wins, so they
@@ -38,11 +38,17 @@ soak_pg_conf() {
 # requested), buffers written by backends themselves (shared_buffers full of dirty pages),
 # heap and index blocks of our tables found in shared buffers / read from outside, autovacuum
 # and autoanalyze runs, the database's size in bytes, webhook events not yet delivered, the
-# rows our tables gave to sequential and index scans.
+# rows our tables gave to sequential and index scans, and the levels of our B-tree indexes
+# summed (pageinspect's bt_metap: a level more is a block more in every descent of that
+# index; soak_pg_levels makes the extension).
+soak_pg_levels() { psql -c 'CREATE EXTENSION IF NOT EXISTS pageinspect' >/dev/null; }
 soak_pg_snap() {
 	pg_now=$(psql -F' ' -c "SELECT w.wal_bytes, w.wal_fpi, b.checkpoints_timed + b.checkpoints_req,
 		b.buffers_backend, t.hh, t.hr, t.ih, t.ir, a.av, a.aa, pg_database_size(current_database()),
-		(SELECT count(*) FROM webhook_events WHERE status = 'pending'), a.tup
+		(SELECT count(*) FROM webhook_events WHERE status = 'pending'), a.tup,
+		(SELECT coalesce(sum((bt_metap(c.oid::regclass::text)).level), 0) FROM pg_class c
+			JOIN pg_am m ON m.oid = c.relam WHERE m.amname = 'btree' AND c.relkind = 'i'
+			AND c.relnamespace = 'public'::regnamespace)
 		FROM pg_stat_wal w, pg_stat_bgwriter b,
 		(SELECT coalesce(sum(heap_blks_hit), 0) hh, coalesce(sum(heap_blks_read), 0) hr,
 			coalesce(sum(idx_blks_hit), 0) ih, coalesce(sum(idx_blks_read), 0) ir
@@ -64,7 +70,7 @@ soak_pg_step() {
 		printf "%s ", d[5] + d[6] ? sprintf("%.2f", 100 * d[5] / (d[5] + d[6])) : "-"
 		printf "%s ", d[7] + d[8] ? sprintf("%.2f", 100 * d[7] / (d[7] + d[8])) : "-"
 		if (n > 0) printf "%.1f ", d[13] / n; else printf "- "
-		printf "%d %d %d\n", d[9], d[10], y[12] }')
+		printf "%d %d %d %d\n", d[9], d[10], y[12], y[14] }')
 	pg_prev=$pg_now
 }
 
