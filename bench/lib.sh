@@ -19,6 +19,7 @@
 #   mp_pool_pids                 the pids of the stack's pools, as pool_pid holds them
 #   mp_prime_wal                 (run by mp_start_stack) min_wal_size of WAL segments made and
 #                                recycled, as a database in service has them; MP_PRIME_WAL=0: not
+#   mp_min_wal_segments, mp_wal_enter N  min_wal_size in segments; write into the next N
 #   mp_pg_tuning FILE            MP_PG_TUNED=1: the README's production PostgreSQL settings
 #                                (doc/postgresql/marketpay-tuning.conf scaled to the RAM) for
 #                                the stack mp_start_stack starts; mp_seed_stack DIR, when the
@@ -183,20 +184,28 @@ mp_start_stack() { # mp_start_stack WORKERS [NOTE]: NOTE follows the workers in 
 # (bench/README.md, "New WAL segments"). A cluster that has been through a checkpoint renames
 # the segments it no longer needs for reuse instead, min_wal_size of them at least, and no
 # commit waits for a zero-fill. So the stack's database is brought to that state before
-# any run: min_wal_size of segments written (one row and pg_switch_wal() each), then two
-# checkpoints, which recycle them. MP_PRIME_WAL=0 leaves it out (to compare).
+# any run: min_wal_size of segments entered (mp_wal_enter), then two checkpoints, which
+# recycle them. MP_PRIME_WAL=0 leaves it out (to compare).
 mp_prime_wal() {
 	[ "${MP_PRIME_WAL:-1}" != 0 ] || return 0
 	local n
-	n=$(psql -c "SELECT greatest(pg_size_bytes(current_setting('min_wal_size'))
-		/ pg_size_bytes(current_setting('wal_segment_size')), 1)")
+	n=$(mp_min_wal_segments)
 	posint "$n" || die "cannot read min_wal_size"
 	say "priming the WAL: $n segments (min_wal_size) made, then recycled by two checkpoints"
-	psql -c 'CREATE TABLE mp_prime_wal (n int)' \
-		-c "DO \$\$ BEGIN FOR i IN 1..$n LOOP INSERT INTO mp_prime_wal VALUES (i); COMMIT;
-			PERFORM pg_switch_wal(); END LOOP; END \$\$" \
-		-c 'DROP TABLE mp_prime_wal' -c CHECKPOINT -c CHECKPOINT >/dev/null ||
-		die "cannot prime the WAL"
+	{ mp_wal_enter "$n" && psql -c CHECKPOINT -c CHECKPOINT; } || die "cannot prime the WAL"
+}
+# mp_min_wal_segments: how many WAL segments min_wal_size makes (at least 1).
+mp_min_wal_segments() {
+	psql -c "SELECT greatest(pg_size_bytes(current_setting('min_wal_size'))
+		/ pg_size_bytes(current_setting('wal_segment_size')), 1)"
+}
+# mp_wal_enter N: write into each of the next N WAL segments, pg_switch_wal() then a row in a
+# table of its own (dropped after); a segment not ready for reuse is made then.
+mp_wal_enter() {
+	psql -c 'SET client_min_messages = warning' -c 'CREATE TABLE mp_wal_enter (n int)' \
+		-c "DO \$\$ BEGIN FOR i IN 1..$1 LOOP PERFORM pg_switch_wal(); INSERT INTO mp_wal_enter VALUES (i);
+			COMMIT; END LOOP; END \$\$" \
+		-c 'DROP TABLE mp_wal_enter'
 }
 
 # MP_PG_STATEMENTS=1: pg_stat_statements in the stack's PostgreSQL, tracking the statements

@@ -6,7 +6,7 @@
 #   - after mp_prime_wal, min_wal_size of segments wait past the insert position, and
 #     writing into the next ones renames nothing new into pg_wal: no file is made;
 #   - MP_PRIME_WAL=0 leaves the database as it was.
-# A segment is entered with one row and pg_switch_wal(), as the priming itself does.
+# A segment is entered with mp_wal_enter, as the priming itself does.
 set -euo pipefail
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=$(cd "${top_builddir:-.}" && pwd)
@@ -30,28 +30,23 @@ ahead() {
 	psql -c "SELECT count(*) FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}\$'
 		AND name > pg_walfile_name(pg_current_wal_lsn())"
 }
-enter() { # enter N: write into each of the next N segments
-	psql -c 'SET client_min_messages = warning' -c 'CREATE TABLE IF NOT EXISTS wal_probe (n int)' \
-		-c "DO \$\$ BEGIN FOR i IN 1..$1 LOOP PERFORM pg_switch_wal(); INSERT INTO wal_probe VALUES (i);
-			COMMIT; END LOOP; END \$\$"
-}
-segs=$(psql -c "SELECT pg_size_bytes(current_setting('min_wal_size')) / pg_size_bytes(current_setting('wal_segment_size'))")
+segs=$(mp_min_wal_segments)
 
 # Past whatever segments the stack's start left ready, each segment entered is a new file.
 a=$(ahead) f=$(files)
-enter $((a + 3))
+mp_wal_enter $((a + 3))
 check "unprimed: the 3 segments past those ready ($a) are new files" test "$(files)" -ge $((f + 3))
 
 MP_PRIME_WAL=0 mp_prime_wal
 check "MP_PRIME_WAL=0: no segment made ready" test "$(ahead)" -lt 3
 
-mp_prime_wal 2>/dev/null
+mp_prime_wal
 a=$(ahead) f=$(files)
 check "primed: at least min_wal_size less one ($((segs - 1)) segments) past the insert position ($a)" \
 	test "$a" -ge $((segs - 1))
-enter 3
+mp_wal_enter 3
 check "primed: entering 3 segments makes no file ($f before, $(files) after)" test "$(files)" = "$f"
 check "primed: those 3 were taken from the ready ones" test "$(ahead)" = $((a - 3))
-check "the priming's table is gone" test "$(psql -c "SELECT to_regclass('mp_prime_wal') IS NULL")" = t
+check "the priming's table is gone" test "$(psql -c "SELECT to_regclass('mp_wal_enter') IS NULL")" = t
 
 finish
