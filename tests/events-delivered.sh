@@ -49,11 +49,7 @@ perl -MIO::Socket::INET -MTime::HiRes=sleep -e '
 	}' "$rport" &
 receiver_pid=$!
 disown "$receiver_pid"
-end=$((SECONDS + 5))
-until (exec 3<>"/dev/tcp/127.0.0.1/$rport") 2>/dev/null; do
-	[ $SECONDS -lt $end ] || { echo "events-delivered: the receiver does not listen" >&2; exit 1; }
-	sleep 0.1
-done
+wait_listening "$rport" "events-delivered: the receiver" || exit 1
 
 merchant=$(ctl merchant create --name "Events delivered")
 ctl merchant webhook "$merchant" --url "http://127.0.0.1:$rport/hook" >/dev/null

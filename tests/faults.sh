@@ -109,11 +109,7 @@ perl -MIO::Socket::INET -e 'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.
 	"$hole_port" &
 hole_pid=$!
 disown "$hole_pid"   # no job report when cleanup ends it
-end=$((SECONDS + 5))
-until (exec 3<>"/dev/tcp/127.0.0.1/$hole_port") 2>/dev/null; do
-	[ $SECONDS -lt $end ] || { echo "faults: the blackhole port does not listen" >&2; exit 1; }
-	sleep 0.1
-done
+wait_listening "$hole_port" "faults: the blackhole" || exit 1
 closed_port=$(free_port)
 while [ "$closed_port" = "$hole_port" ]; do closed_port=$(free_port); done
 

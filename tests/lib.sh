@@ -44,11 +44,19 @@ wait_for() { # wait_for SECONDS command...
 	done
 }
 
+listening() { # listening PORT: something accepts connections on 127.0.0.1:PORT
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+wait_listening() { # wait_listening PORT WHAT: up to 5 s, else says WHAT does not listen
+	wait_for 5 listening "$1" || { echo "$2 does not listen on port $1" >&2; return 1; }
+}
+
 free_port() {
 	local p
 	for _ in $(seq 1 200); do
 		p=$((15000 + RANDOM % 17000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		if ! listening "$p"; then
 			echo "$p"
 			return 0
 		fi
