@@ -1,9 +1,10 @@
 /*
  * Endpoints that hang or fail, and a daemon killed mid-flight: the other merchants' events
  * still go out at once, at most webhook_endpoint_in_flight (10) deliveries of one endpoint
- * are in flight, a failing endpoint's breaker opens and closes, and nothing is lost (see
- * marketpay-webhookd(8)). Run by tests/integration.sh, whose stack has webhook_timeout = 3,
- * webhook_retry_schedule = 1,1,1 and webhook_breaker_cooldown = 2.
+ * are in flight, a failing endpoint's breaker opens and closes, nothing is lost (see
+ * marketpay-webhookd(8)), and a claim reads the outbox by its indexes, however large. Run
+ * by tests/integration.sh, whose stack has webhook_timeout = 3, webhook_retry_schedule =
+ * 1,1,1 and webhook_breaker_cooldown = 2.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <check.h>
+#include <libpq-fe.h>
 
 #include "fixture.h"
 #include "outbox.h"
@@ -235,6 +237,59 @@ START_TEST(test_killed_mid_flight)
 }
 END_TEST
 
+/* The first value of sql's one row on c, copied into out; the case fails without one. */
+static const char *
+value_on(PGconn *c, const char *sql, const char *param, char *out, size_t len)
+{
+	const char *p[1] = { param };
+	PGresult *r = PQexecParams(c, sql, param ? 1 : 0, NULL, p, NULL, NULL, 0);
+
+	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
+		ck_abort_msg("%s: %s", sql, PQresultErrorMessage(r));
+	snprintf(out, len, "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return out;
+}
+
+/*
+ * A claim reads the outbox by its indexes, never all of it: with 20,000 events more in the
+ * table (one merchant's backlog), mp_webhook_claim makes no sequential scan of
+ * webhook_events. Its update of the chosen events was a hash join over one while the table
+ * held some tens of thousands of rows (sql/042_webhook_claim_by_key.sql). In a transaction
+ * rolled back at the end: the backlog is never sent, nor seen by the daemon.
+ */
+START_TEST(test_claim_reads_by_key)
+{
+	char m[32], before[32], claimed[32], scans[32];
+	PGconn *c = db_connect_as(NULL);
+	char state[6];
+
+	quiet();
+	snprintf(m, sizeof(m), "%s", merchant_at("Backlog", "http://127.0.0.1:9/never"));
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	ck_assert_str_eq(db_state(c, "BEGIN", 0, NULL, state), "00000");
+	value_on(c, "WITH e AS (INSERT INTO webhook_events (id, merchant_id, type, body)"
+	    " SELECT 'evt_' || md5(random()::text || g), $1, 'payment.succeeded', '{}'"
+	    " FROM generate_series(1, 20000) g RETURNING 1) SELECT count(*) FROM e", m, claimed,
+	    sizeof(claimed));
+	ck_assert_str_eq(claimed, "20000");
+	/* The planner knows the table as it is now (ANALYZE counts this transaction's rows). */
+	ck_assert_str_eq(db_state(c, "ANALYZE webhook_events", 0, NULL, state), "00000");
+	value_on(c, "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname ="
+	    " 'webhook_events'", NULL, before, sizeof(before));
+	value_on(c, "SELECT count(*) FILTER (WHERE merchant_id = $1::bigint) FROM"
+	    " mp_webhook_claim('check_webhook_slow', 200, 10, 30)", m, claimed, sizeof(claimed));
+	value_on(c, "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname ="
+	    " 'webhook_events'", NULL, scans, sizeof(scans));
+	db_state(c, "ROLLBACK", 0, NULL, state);
+	PQfinish(c);
+	/* Its 10 (webhook_endpoint_in_flight) were leased, by their keys. */
+	ck_assert_str_eq(claimed, "10");
+	ck_assert_msg(strcmp(before, scans) == 0, "the claim scanned webhook_events: %s "
+	    "sequential scans before it, %s after", before, scans);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -246,5 +301,6 @@ main(void)
 	tcase_add_test(t, test_busy_merchant_does_not_starve_others);
 	tcase_add_test(t, test_breaker_opens_and_closes);
 	tcase_add_test(t, test_killed_mid_flight);
+	tcase_add_test(t, test_claim_reads_by_key);
 	return run_suite(s);
 }
