@@ -237,20 +237,6 @@ START_TEST(test_killed_mid_flight)
 }
 END_TEST
 
-/* The first value of sql's one row on c, copied into out; the case fails without one. */
-static const char *
-value_on(PGconn *c, const char *sql, const char *param, char *out, size_t len)
-{
-	const char *p[1] = { param };
-	PGresult *r = PQexecParams(c, sql, param ? 1 : 0, NULL, p, NULL, NULL, 0);
-
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1)
-		ck_abort_msg("%s: %s", sql, PQresultErrorMessage(r));
-	snprintf(out, len, "%s", PQgetvalue(r, 0, 0));
-	PQclear(r);
-	return out;
-}
-
 /*
  * A claim reads the outbox by its indexes, never all of it: with 20,000 events more in the
  * table (one merchant's backlog), mp_webhook_claim makes no sequential scan of
@@ -260,33 +246,36 @@ value_on(PGconn *c, const char *sql, const char *param, char *out, size_t len)
  */
 START_TEST(test_claim_reads_by_key)
 {
-	char m[32], before[32], claimed[32], scans[32];
+	const char *scans = "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname ="
+	    " 'webhook_events'", *p[1], *v;
+	char m[32], before[32], claimed[32], after[32];
 	PGconn *c = db_connect_as(NULL);
 	char state[6];
 
 	quiet();
 	snprintf(m, sizeof(m), "%s", merchant_at("Backlog", "http://127.0.0.1:9/never"));
+	p[0] = m;
 	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
 	ck_assert_str_eq(db_state(c, "BEGIN", 0, NULL, state), "00000");
-	value_on(c, "WITH e AS (INSERT INTO webhook_events (id, merchant_id, type, body)"
-	    " SELECT 'evt_' || md5(random()::text || g), $1, 'payment.succeeded', '{}'"
-	    " FROM generate_series(1, 20000) g RETURNING 1) SELECT count(*) FROM e", m, claimed,
-	    sizeof(claimed));
-	ck_assert_str_eq(claimed, "20000");
+	ck_assert_str_eq(db_value_on(c, "WITH e AS (INSERT INTO webhook_events (id, merchant_id,"
+	    " type, body) SELECT 'evt_' || md5(random()::text || g), $1, 'payment.succeeded',"
+	    " '{}' FROM generate_series(1, 20000) g RETURNING 1) SELECT count(*) FROM e", 1, p),
+	    "20000");
 	/* The planner knows the table as it is now (ANALYZE counts this transaction's rows). */
 	ck_assert_str_eq(db_state(c, "ANALYZE webhook_events", 0, NULL, state), "00000");
-	value_on(c, "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname ="
-	    " 'webhook_events'", NULL, before, sizeof(before));
-	value_on(c, "SELECT count(*) FILTER (WHERE merchant_id = $1::bigint) FROM"
-	    " mp_webhook_claim('check_webhook_slow', 200, 10, 30)", m, claimed, sizeof(claimed));
-	value_on(c, "SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relname ="
-	    " 'webhook_events'", NULL, scans, sizeof(scans));
+	ck_assert_ptr_nonnull(v = db_value_on(c, scans, 0, NULL));
+	snprintf(before, sizeof(before), "%s", v);
+	ck_assert_ptr_nonnull(v = db_value_on(c, "SELECT count(*) FILTER (WHERE merchant_id ="
+	    " $1::bigint) FROM mp_webhook_claim('check_webhook_slow', 200, 10, 30)", 1, p));
+	snprintf(claimed, sizeof(claimed), "%s", v);
+	ck_assert_ptr_nonnull(v = db_value_on(c, scans, 0, NULL));
+	snprintf(after, sizeof(after), "%s", v);
 	db_state(c, "ROLLBACK", 0, NULL, state);
 	PQfinish(c);
 	/* Its 10 (webhook_endpoint_in_flight) were leased, by their keys. */
 	ck_assert_str_eq(claimed, "10");
-	ck_assert_msg(strcmp(before, scans) == 0, "the claim scanned webhook_events: %s "
-	    "sequential scans before it, %s after", before, scans);
+	ck_assert_msg(strcmp(before, after) == 0, "the claim scanned webhook_events: %s "
+	    "sequential scans before it, %s after", before, after);
 }
 END_TEST
 

@@ -80,23 +80,30 @@ db_value(const char *sql, const char *param)
 }
 
 const char *
-db_valuev(const char *sql, int n, const char *const *params)
+db_value_on(PGconn *c, const char *sql, int n, const char *const *params)
 {
 	static char out[4096];
-	PGconn *c = PQconnectdb("");   /* PGHOST, PGDATABASE, PGUSER from stack.env */
-	PGresult *r;
+	PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
 	const char *ret = NULL;
 
-	if (PQstatus(c) == CONNECTION_OK) {
-		r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
-		if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
-			snprintf(out, sizeof(out), "%s",
-			    PQgetisnull(r, 0, 0) ? "(null)" : PQgetvalue(r, 0, 0));
-			ret = out;
-		} else if (PQresultStatus(r) != PGRES_TUPLES_OK)
-			fprintf(stderr, "db_value: %s", PQresultErrorMessage(r));
-		PQclear(r);
-	}
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+		snprintf(out, sizeof(out), "%s",
+		    PQgetisnull(r, 0, 0) ? "(null)" : PQgetvalue(r, 0, 0));
+		ret = out;
+	} else if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		fprintf(stderr, "db_value: %s", PQresultErrorMessage(r));
+	PQclear(r);
+	return ret;
+}
+
+const char *
+db_valuev(const char *sql, int n, const char *const *params)
+{
+	PGconn *c = PQconnectdb("");   /* PGHOST, PGDATABASE, PGUSER from stack.env */
+	const char *ret = NULL;
+
+	if (PQstatus(c) == CONNECTION_OK)
+		ret = db_value_on(c, sql, n, params);
 	PQfinish(c);
 	return ret;
 }

@@ -89,6 +89,9 @@ const char *db_value(const char *sql, const char *param);
 /* The same with n parameters (NULL = SQL NULL). */
 const char *db_valuev(const char *sql, int n, const char *const *params);
 
+/* The same on the open connection c: within its transaction, if it has one begun. */
+const char *db_value_on(PGconn *c, const char *sql, int n, const char *const *params);
+
 /*
  * Everything a refused request must leave as it was, as one comparable string (static
  * buffer, shorter than FOOTPRINT_LEN): the row counts of sessions, their items, idempotency
