@@ -16,6 +16,7 @@
 #include "metrics_delivery.h"
 #include "pgarray.h"
 #include "webhook.h"
+#include "webhook_backlog.h"
 #include "webhook_post.h"
 #include "webhook_schedule.h"
 #include "webhook_sign.h"
@@ -37,6 +38,7 @@ struct flight {
 	long long claimed;    /* monotonic ms when it was claimed */
 	long long ended;      /* monotonic ms when the attempt ended */
 	bool ok;
+	bool from_backlog;    /* its merchant had more due: claim again once it is recorded */
 	const char *result;   /* delivered, retry, dead */
 	long delay;           /* retry: seconds until the next attempt */
 	struct webhook_result res;
@@ -52,6 +54,7 @@ struct webhook {
 	long long claim_at;   /* monotonic ms of the next claim; 0 = at once */
 	long long last_claim; /* monotonic ms of the last one */
 	long due_ms;          /* from the last empty claim; -1 = nothing known */
+	struct webhook_backlog backlog;
 	struct flight **done; /* finished, not yet recorded */
 	size_t ndone, capdone;
 };
@@ -266,7 +269,7 @@ signature(struct webhook *w, const PGresult *claim, int i, const char *id, long 
 
 /* Starts the delivery of claim row i; one that cannot start is over at once. */
 static void
-start(struct webhook *w, const PGresult *claim, int i)
+start(struct webhook *w, const PGresult *claim, int i, bool from_backlog)
 {
 	char sig[WEBHOOK_SIGNATURES_MAX];
 	struct webhook_result res;
@@ -285,6 +288,7 @@ start(struct webhook *w, const PGresult *claim, int i)
 	f->age_ms = PQgetisnull(claim, i, WH_CLAIM_AGE_MS) ? -1 :
 	    strtoll(PQgetvalue(claim, i, WH_CLAIM_AGE_MS), NULL, 10);
 	f->claimed = w->last_claim;
+	f->from_backlog = from_backlog;
 	if (!PQgetisnull(claim, i, WH_CLAIM_URL))
 		f->url = strdup(PQgetvalue(claim, i, WH_CLAIM_URL));
 	if (f->url == NULL)
@@ -321,13 +325,18 @@ note_next_due(struct webhook *w)
 /*
  * When the next claim may go: at claim_at, but not sooner than CLAIM_GAP_MS after the last,
  * so that a notification or a finished delivery per event does not cost a claim per event
- * (a claim costs the database about the same for one event as for a hundred).
+ * (a claim costs the database about the same for one event as for a hundred). Once a
+ * delivery from a merchant's backlog is recorded, its endpoint has room and more is due:
+ * no gap then, or an endpoint that answers at once would get only its in-flight limit
+ * every CLAIM_GAP_MS.
  */
 static long long
 claim_time(const struct webhook *w)
 {
 	long long gap = w->last_claim + CLAIM_GAP_MS;
 
+	if (webhook_backlog_pending(&w->backlog))
+		return w->claim_at;
 	return w->claim_at > gap ? w->claim_at : gap;
 }
 
@@ -336,6 +345,8 @@ webhook_claim(struct webhook *w)
 {
 	char max[24], per[24], lease[24];
 	const char *p[4] = { w->owner, max, per, lease };
+	long long merchant[CLAIM_BATCH];
+	bool from_backlog[CLAIM_BATCH];
 	long room = w->cfg->webhook_max_in_flight - (long)webhook_in_flight(w), want;
 	PGresult *r;
 	enum err e;
@@ -353,9 +364,13 @@ webhook_claim(struct webhook *w)
 		w->claim_at = mono_ms() + CLAIM_BACKOFF_MS;
 		return -1;
 	}
-	n = PQntuples(r);
+	n = PQntuples(r) < CLAIM_BATCH ? PQntuples(r) : CLAIM_BATCH; /* want bounds it */
 	for (i = 0; i < n; i++)
-		start(w, r, i);
+		merchant[i] = strtoll(PQgetvalue(r, i, WH_CLAIM_MERCHANT), NULL, 10);
+	webhook_backlog_claimed(&w->backlog, merchant, (size_t)n,
+	    w->cfg->webhook_endpoint_in_flight, from_backlog);
+	for (i = 0; i < n; i++)
+		start(w, r, i, from_backlog[i]);
 	PQclear(r);
 	/* A full batch may leave more behind: claim again at once. */
 	if (n == 0)
@@ -443,6 +458,9 @@ record(struct webhook *w)
 		if (w->done[i]->ok && w->done[i]->age_ms >= 0)
 			metrics_delivery_latency(w->done[i]->age_ms + w->done[i]->ended -
 			    w->done[i]->claimed);
+		if (w->done[i]->from_backlog)
+			webhook_backlog_recorded(&w->backlog,
+			    strtoll(w->done[i]->merchant, NULL, 10));
 		log_outcome(w->done[i]);
 		flight_free(w->done[i]);
 	}

@@ -1,4 +1,7 @@
-/* Unit tests for the webhook modules: Standard Webhooks signatures, secrets, the schedule. */
+/*
+ * Unit tests for the webhook modules: Standard Webhooks signatures, secrets, the schedule,
+ * the merchants with a backlog.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +10,7 @@
 
 #include "config.h"
 #include "crypto.h"
+#include "webhook_backlog.h"
 #include "webhook_schedule.h"
 #include "webhook_sign.h"
 #include "runner.h"
@@ -296,12 +300,71 @@ START_TEST(test_schedule_default)
 }
 END_TEST
 
+/* A claim that takes an endpoint's whole in-flight limit found a backlog; one below it not. */
+START_TEST(test_backlog_whole_limit)
+{
+	struct webhook_backlog b = { .n = 0 };
+	const long long m[] = { 7, 8, 7, 9, 7 };
+	bool from[5];
+
+	webhook_backlog_claimed(&b, m, 5, 3, from);
+	ck_assert(from[0] && from[2] && from[4]);
+	ck_assert(!from[1] && !from[3]);
+	webhook_backlog_claimed(&b, m, 5, 4, from);
+	ck_assert(!from[0] && !from[1] && !from[2] && !from[3] && !from[4]);
+	ck_assert(!webhook_backlog_pending(&b));
+}
+END_TEST
+
+/*
+ * Once its backlogged deliveries are recorded, a merchant's next claim goes at once and what
+ * it gets is from the backlog, however few; the merchants recorded are forgotten at the
+ * claim, so a claim that gets none of theirs ends the haste.
+ */
+START_TEST(test_backlog_recorded)
+{
+	struct webhook_backlog b = { .n = 0 };
+	const long long m[] = { 8, 7 };
+	bool from[2];
+
+	webhook_backlog_recorded(&b, 7);
+	webhook_backlog_recorded(&b, 7);
+	ck_assert(webhook_backlog_pending(&b));
+	ck_assert_uint_eq(b.n, 1);
+	webhook_backlog_claimed(&b, m, 2, 10, from);
+	ck_assert(!from[0] && from[1]);
+	ck_assert(!webhook_backlog_pending(&b));
+	webhook_backlog_claimed(&b, m, 2, 10, from);
+	ck_assert(!from[0] && !from[1]);
+	webhook_backlog_recorded(&b, 7);
+	webhook_backlog_claimed(&b, NULL, 0, 10, from);
+	ck_assert(!webhook_backlog_pending(&b));
+}
+END_TEST
+
+/* Past the table's size a merchant is not remembered, and nothing else breaks. */
+START_TEST(test_backlog_full)
+{
+	struct webhook_backlog b = { .n = 0 };
+	const long long last = WEBHOOK_BACKLOG_MAX + 1;
+	bool from[1];
+	long long i;
+
+	for (i = 1; i <= WEBHOOK_BACKLOG_MAX + 1; i++)
+		webhook_backlog_recorded(&b, i);
+	ck_assert_uint_eq(b.n, WEBHOOK_BACKLOG_MAX);
+	webhook_backlog_claimed(&b, &last, 1, 10, from);
+	ck_assert(!from[0]);
+}
+END_TEST
+
 static Suite *
 webhook_suite(void)
 {
 	Suite *s = suite_create("webhook");
 	TCase *sign = tcase_create("sign");
 	TCase *sched = tcase_create("schedule");
+	TCase *backlog = tcase_create("backlog");
 
 	tcase_add_test(sign, test_sign_vector);
 	tcase_add_test(sign, test_sign_covers_everything);
@@ -318,6 +381,10 @@ webhook_suite(void)
 	tcase_add_test(sched, test_schedule_next);
 	tcase_add_test(sched, test_schedule_default);
 	suite_add_tcase(s, sched);
+	tcase_add_test(backlog, test_backlog_whole_limit);
+	tcase_add_test(backlog, test_backlog_recorded);
+	tcase_add_test(backlog, test_backlog_full);
+	suite_add_tcase(s, backlog);
 	return s;
 }
 
