@@ -32,6 +32,7 @@
 struct flight {
 	char id[48];
 	char merchant[24];
+	long long merchant_id; /* the same, parsed once at the claim */
 	char *url;            /* NULL: the merchant has none */
 	int attempts;         /* made before this one, since queued or redelivered */
 	long long age_ms;     /* the event's age when claimed (database clock); -1: unknown */
@@ -269,7 +270,7 @@ signature(struct webhook *w, const PGresult *claim, int i, const char *id, long 
 
 /* Starts the delivery of claim row i; one that cannot start is over at once. */
 static void
-start(struct webhook *w, const PGresult *claim, int i, bool from_backlog)
+start(struct webhook *w, const PGresult *claim, int i, long long merchant, bool from_backlog)
 {
 	char sig[WEBHOOK_SIGNATURES_MAX];
 	struct webhook_result res;
@@ -288,6 +289,7 @@ start(struct webhook *w, const PGresult *claim, int i, bool from_backlog)
 	f->age_ms = PQgetisnull(claim, i, WH_CLAIM_AGE_MS) ? -1 :
 	    strtoll(PQgetvalue(claim, i, WH_CLAIM_AGE_MS), NULL, 10);
 	f->claimed = w->last_claim;
+	f->merchant_id = merchant;
 	f->from_backlog = from_backlog;
 	if (!PQgetisnull(claim, i, WH_CLAIM_URL))
 		f->url = strdup(PQgetvalue(claim, i, WH_CLAIM_URL));
@@ -370,7 +372,7 @@ webhook_claim(struct webhook *w)
 	webhook_backlog_claimed(&w->backlog, merchant, (size_t)n,
 	    w->cfg->webhook_endpoint_in_flight, from_backlog);
 	for (i = 0; i < n; i++)
-		start(w, r, i, from_backlog[i]);
+		start(w, r, i, merchant[i], from_backlog[i]);
 	PQclear(r);
 	/* A full batch may leave more behind: claim again at once. */
 	if (n == 0)
@@ -459,8 +461,7 @@ record(struct webhook *w)
 			metrics_delivery_latency(w->done[i]->age_ms + w->done[i]->ended -
 			    w->done[i]->claimed);
 		if (w->done[i]->from_backlog)
-			webhook_backlog_recorded(&w->backlog,
-			    strtoll(w->done[i]->merchant, NULL, 10));
+			webhook_backlog_recorded(&w->backlog, w->done[i]->merchant_id);
 		log_outcome(w->done[i]);
 		flight_free(w->done[i]);
 	}
